@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+#ifndef _UAPI_LINUX_PROCESS_VM_H
+#define _UAPI_LINUX_PROCESS_VM_H
+
+/*
+ * Flags for process_vm_readv(2) and process_vm_writev(2).
+ *
+ * PROCESS_VM_PIDFD: the first argument is a pidfd (from pidfd_open(2) or
+ * clone(2) with CLONE_PIDFD), not a pid.  The target cannot be replaced by
+ * an unrelated process that happens to reuse the pid.
+ *
+ * PROCESS_VM_NOWAIT: do not wait for the target's pages to be faulted in
+ * from disk, swap or a userfaultfd handler.  The call copies what is present
+ * and returns a short count, or fails with EFAULT if nothing could be copied.
+ */
+#define PROCESS_VM_PIDFD	(1UL << 0)
+#define PROCESS_VM_NOWAIT	(1UL << 1)
+
+#endif /* _UAPI_LINUX_PROCESS_VM_H */

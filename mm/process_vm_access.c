@@ -1,0 +1,504 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Cross Memory Attach: process_vm_readv(2) and process_vm_writev(2).
+ *
+ * These calls copy between iovecs of the caller and address ranges of
+ * another process, directly and once: the target's pages are pinned and
+ * the data moves between them and the caller's buffers, with no bounce
+ * buffer and no cooperation from the target.
+ *
+ * The algorithm
+ * -------------
+ * The remote iovecs are consumed in order while a "window" of remote pages
+ * is kept pinned: one contiguous range of user pages, pinned by a single
+ * pin_user_pages_remote() call under a single hold of the target's mmap
+ * lock.  Each remote element is copied from the window as long as its
+ * pages lie inside it; only an element that leaves the window releases it
+ * and pins a new one, starting at that element's first page.  Before a
+ * window is pinned, the elements that follow are looked at: as long as
+ * each of them starts inside the pages gathered so far or on the page just
+ * after them, the window grows to cover it too, up to the capacity of the
+ * page array.  A gather of a thousand small elements lying in a few pages
+ * therefore costs one lock, one pin and one unpin, where a per-element
+ * scheme would pay for each element.  Elements that go backwards, or jump
+ * over pages, simply start a new window; pages that are not touched by any
+ * element are never pinned, so a hole between elements is never an error.
+ *
+ * The mmap lock is held only while pinning.  Copies run from the pinned
+ * pages with no lock held, so faults on the caller's own buffers are
+ * handled normally (the caller may even be the target).  Where a range of
+ * the window lies in one large folio (THP, hugetlb) and the kernel maps
+ * the folio linearly (no HIGHMEM), the whole range is copied in one step.
+ * Small calls use an on-stack page array; a larger array is allocated only
+ * when a window wants more pages than the stack array holds, and if that
+ * allocation fails the transfer continues with the small array.  Between
+ * windows the transfer reschedules if needed and stops early when a fatal
+ * signal is pending.
+ *
+ * Partial transfers
+ * -----------------
+ * Bytes move in iovec order.  The transfer stops at the first remote page
+ * that cannot be pinned (unmapped, PROT_NONE, read-only for a write,
+ * secretmem, VM_IO/VM_PFNMAP, or not resident with PROCESS_VM_NOWAIT) and
+ * at the first byte of the caller's buffers that cannot be accessed.  A
+ * stop inside a remote element therefore falls on a remote page boundary.
+ * If any byte moved, the number of bytes moved is returned; otherwise the
+ * error is.
+ */
+
+#include <linux/compat.h>
+#include <linux/highmem.h>
+#include <linux/mm.h>
+#include <linux/pid.h>
+#include <linux/ptrace.h>
+#include <linux/sched/mm.h>
+#include <linux/sched/signal.h>
+#include <linux/slab.h>
+#include <linux/syscalls.h>
+#include <linux/uio.h>
+
+#include <uapi/linux/process_vm.h>
+
+#define PROCESS_VM_SUPPORTED_FLAGS	(PROCESS_VM_PIDFD | PROCESS_VM_NOWAIT)
+
+/* Page pointers kept on the stack: enough for a 128 KiB transfer. */
+#define PVM_STACK_PAGES		32
+/* Largest window: one page of pointers, 2 MiB of 4 KiB pages. */
+#define PVM_MAX_PAGES		(PAGE_SIZE / sizeof(struct page *))
+
+/**
+ * struct pvm_xfer - state of one process_vm_readv/writev call
+ * @mm:		the target's address space
+ * @iter:	the caller's buffers
+ * @gup_flags:	flags for pin_user_pages_remote()
+ * @write:	true for process_vm_writev()
+ * @nowait:	do not wait for locks, I/O or userfaultfd on the remote side
+ * @pages:	the window's pinned pages
+ * @max_pages:	capacity of @pages
+ * @first:	page number (address >> PAGE_SHIFT) of @pages[0]
+ * @nr:		number of pages pinned in the window
+ * @stack_pages: the on-stack page array @pages starts with
+ */
+struct pvm_xfer {
+	struct mm_struct *mm;
+	struct iov_iter *iter;
+	unsigned int gup_flags;
+	bool write;
+	bool nowait;
+	struct page **pages;
+	unsigned long max_pages;
+	unsigned long first;
+	unsigned long nr;
+	struct page *stack_pages[PVM_STACK_PAGES];
+};
+
+/**
+ * pvm_release() - unpin the window
+ * @x: the transfer
+ *
+ * Pages written by process_vm_writev() are marked dirty as they are
+ * unpinned, so that file-backed memory reaches its file.
+ */
+static void pvm_release(struct pvm_xfer *x)
+{
+	if (!x->nr)
+		return;
+	if (x->write)
+		unpin_user_pages_dirty_lock(x->pages, x->nr, true);
+	else
+		unpin_user_pages(x->pages, x->nr);
+	x->nr = 0;
+}
+
+/**
+ * pvm_grow() - make room for a window of @want pages
+ * @x: the transfer
+ * @want: pages the next window would like to cover
+ *
+ * Switches from the on-stack array to an allocated one the first time a
+ * window wants more than the stack holds.  Failure is not an error: the
+ * transfer goes on with smaller windows.  Must be called with no pages
+ * pinned.
+ */
+static void pvm_grow(struct pvm_xfer *x, unsigned long want)
+{
+	struct page **pages;
+
+	if (want <= x->max_pages || x->pages != x->stack_pages)
+		return;
+	pages = kmalloc_array(PVM_MAX_PAGES, sizeof(*pages),
+			      GFP_KERNEL | __GFP_NOWARN);
+	if (!pages)
+		return;
+	x->pages = pages;
+	x->max_pages = PVM_MAX_PAGES;
+}
+
+/**
+ * pvm_window_span() - how many pages the next window should cover
+ * @x: the transfer
+ * @riov: the remote iovecs
+ * @nr_segs: number of remote iovecs
+ * @seg: index of the element being copied
+ * @addr: remote address the copy resumes at, inside element @seg
+ * @len: bytes left in element @seg
+ *
+ * Starting with the page of @addr, takes in the following elements for as
+ * long as each one starts within the pages gathered so far or on the page
+ * right after them, and no more bytes than the caller's buffers can take.
+ *
+ * Return: the number of pages, at least one and at most PVM_MAX_PAGES.
+ */
+static unsigned long pvm_window_span(const struct pvm_xfer *x,
+				     const struct iovec *riov,
+				     unsigned long nr_segs, unsigned long seg,
+				     unsigned long addr, size_t len)
+{
+	unsigned long first = addr >> PAGE_SHIFT;
+	unsigned long end = first;	/* one past the last page taken in */
+	size_t budget = iov_iter_count(x->iter);
+
+	for (;;) {
+		unsigned long last_byte, p0, p1;
+
+		len = min(len, budget);
+		if (len) {
+			p0 = addr >> PAGE_SHIFT;
+			if (p0 < first || p0 > end)
+				break;
+			last_byte = addr + len - 1;
+			if (last_byte < addr)	/* wraps: it faults anyway */
+				last_byte = ULONG_MAX;
+			p1 = last_byte >> PAGE_SHIFT;
+			end = max(end, p1 + 1);
+			budget -= len;
+			if (!budget || end - first >= PVM_MAX_PAGES)
+				break;
+		}
+		if (++seg >= nr_segs)
+			break;
+		addr = (unsigned long)riov[seg].iov_base;
+		len = riov[seg].iov_len;
+	}
+	return clamp(end - first, 1UL, PVM_MAX_PAGES);
+}
+
+/**
+ * pvm_pin() - pin a new window
+ * @x: the transfer
+ * @first: page number of the window's first page
+ * @want: number of pages wanted
+ *
+ * Fewer pages than wanted may be pinned (the range runs into a hole, or
+ * the array is small); the first page is always pinned on success.
+ *
+ * Return: 0 on success, or a negative errno if not even the first page
+ * could be pinned.
+ */
+static int pvm_pin(struct pvm_xfer *x, unsigned long first, unsigned long want)
+{
+	int locked = 1;
+	long got;
+
+	pvm_grow(x, want);
+	want = min(want, x->max_pages);
+
+	if (x->nowait) {
+		if (!mmap_read_trylock(x->mm))
+			return -EFAULT;
+	} else if (mmap_read_lock_killable(x->mm)) {
+		return -EINTR;
+	}
+	got = pin_user_pages_remote(x->mm, first << PAGE_SHIFT, want,
+				    x->gup_flags, x->pages, &locked);
+	if (locked)
+		mmap_read_unlock(x->mm);
+
+	if (got <= 0) {
+		/* NOWAIT reports "would block" as nothing copied: EFAULT */
+		if (got == 0 || (x->nowait && !fatal_signal_pending(current)))
+			return -EFAULT;
+		return got;
+	}
+	x->first = first;
+	x->nr = got;
+	return 0;
+}
+
+/**
+ * pvm_copy_span() - copy between pinned pages and the caller's buffers
+ * @x: the transfer
+ * @pages: the pinned pages the span starts in
+ * @offset: offset of the span in @pages[0]
+ * @len: bytes to copy; all of them lie in pinned pages
+ *
+ * Pages that follow each other inside one large folio are copied with one
+ * call where the folio is mapped linearly; other pages one at a time.
+ *
+ * Return: bytes copied, less than @len if a caller's page faulted.
+ */
+static size_t pvm_copy_span(struct pvm_xfer *x, struct page **pages,
+			    size_t offset, size_t len)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		struct page *page = *pages;
+		size_t chunk = PAGE_SIZE - offset;
+		unsigned long n = 1;
+		size_t copied;
+
+		if (!IS_ENABLED(CONFIG_HIGHMEM) && chunk < len - done) {
+			struct folio *folio = page_folio(page);
+			unsigned long idx = folio_page_idx(folio, page);
+			unsigned long in_folio = folio_nr_pages(folio) - idx;
+
+			while (n < in_folio && chunk < len - done &&
+			       pages[n] == folio_page(folio, idx + n)) {
+				chunk += PAGE_SIZE;
+				n++;
+			}
+		}
+		chunk = min(chunk, len - done);
+
+		if (n > 1) {
+			void *kaddr = page_address(page) + offset;
+
+			if (x->write)
+				copied = copy_from_iter(kaddr, chunk, x->iter);
+			else
+				copied = copy_to_iter(kaddr, chunk, x->iter);
+		} else if (x->write) {
+			copied = copy_page_from_iter(page, offset, chunk,
+						     x->iter);
+		} else {
+			copied = copy_page_to_iter(page, offset, chunk, x->iter);
+		}
+		if (x->write) {
+			unsigned long i;
+
+			for (i = 0; i < n; i++)
+				flush_dcache_page(pages[i]);
+		}
+		done += copied;
+		if (copied < chunk)
+			break;
+		pages += n;
+		offset = 0;
+	}
+	return done;
+}
+
+/**
+ * pvm_transfer() - copy between the caller's buffers and remote iovecs
+ * @x: the transfer, with @x->mm and @x->iter set up
+ * @riov: the remote iovecs
+ * @nr_segs: number of remote iovecs
+ *
+ * Return: bytes copied if any, else a negative errno.
+ */
+static ssize_t pvm_transfer(struct pvm_xfer *x, const struct iovec *riov,
+			    unsigned long nr_segs)
+{
+	ssize_t copied = 0;
+	unsigned long seg;
+	int err = 0;
+
+	for (seg = 0; seg < nr_segs && iov_iter_count(x->iter); seg++) {
+		unsigned long addr = (unsigned long)riov[seg].iov_base;
+		size_t len = min(riov[seg].iov_len, iov_iter_count(x->iter));
+
+		while (len) {
+			unsigned long page = addr >> PAGE_SHIFT;
+			size_t offset = offset_in_page(addr);
+			size_t span, done;
+
+			if (page < x->first || page - x->first >= x->nr) {
+				pvm_release(x);
+				if (fatal_signal_pending(current)) {
+					err = -EINTR;
+					goto out;
+				}
+				cond_resched();
+				err = pvm_pin(x, page,
+					      pvm_window_span(x, riov, nr_segs,
+							      seg, addr, len));
+				if (err)
+					goto out;
+			}
+
+			span = ((x->nr - (page - x->first)) << PAGE_SHIFT) - offset;
+			span = min(span, len);
+			done = pvm_copy_span(x, &x->pages[page - x->first],
+					     offset, span);
+			copied += done;
+			if (done < span) {
+				err = -EFAULT;
+				goto out;
+			}
+			addr += done;
+			len -= done;
+		}
+	}
+out:
+	pvm_release(x);
+	return copied ? copied : err;
+}
+
+/**
+ * pvm_find_task() - look up the target process
+ * @pid: a pid, or a pidfd with PROCESS_VM_PIDFD
+ * @flags: the call's flags
+ *
+ * Return: a reference to the task, or ERR_PTR(-ESRCH) if it does not
+ * exist (any more), or ERR_PTR(-EBADF) for a @pid that is not a pidfd.
+ */
+static struct task_struct *pvm_find_task(pid_t pid, unsigned long flags)
+{
+	struct task_struct *task;
+	unsigned int f_flags;
+
+	if (flags & PROCESS_VM_PIDFD)
+		return pidfd_get_task(pid, &f_flags);
+
+	task = find_get_task_by_vpid(pid);
+	return task ? task : ERR_PTR(-ESRCH);
+}
+
+/**
+ * pvm_target_mm() - the target's address space, if the caller may use it
+ * @pid: a pid, or a pidfd with PROCESS_VM_PIDFD
+ * @flags: the call's flags
+ *
+ * Access requires the same rights as attaching with ptrace, checked
+ * against the caller's real credentials.
+ *
+ * Return: a reference to the mm, or ERR_PTR() with -ESRCH (no such task,
+ * or it has no mm), -EPERM (not allowed), -EBADF (not a pidfd) or -EINTR.
+ */
+static struct mm_struct *pvm_target_mm(pid_t pid, unsigned long flags)
+{
+	struct task_struct *task;
+	struct mm_struct *mm;
+
+	task = pvm_find_task(pid, flags);
+	if (IS_ERR(task))
+		return ERR_CAST(task);
+
+	mm = mm_access(task, PTRACE_MODE_ATTACH_REALCREDS);
+	put_task_struct(task);
+	if (!mm)
+		return ERR_PTR(-ESRCH);
+	if (IS_ERR(mm) && PTR_ERR(mm) == -EACCES)
+		return ERR_PTR(-EPERM);
+	return mm;
+}
+
+/**
+ * pvm_remote_empty() - whether the remote iovecs name no byte at all
+ * @riov: the remote iovecs
+ * @nr_segs: number of remote iovecs
+ *
+ * Return: true if every element has length zero.
+ */
+static bool pvm_remote_empty(const struct iovec *riov, unsigned long nr_segs)
+{
+	unsigned long i;
+
+	for (i = 0; i < nr_segs; i++)
+		if (riov[i].iov_len)
+			return false;
+	return true;
+}
+
+/**
+ * process_vm_rw() - the common part of process_vm_readv/writev
+ * @pid: the target: a pid, or a pidfd with PROCESS_VM_PIDFD
+ * @lvec: the caller's iovecs
+ * @liovcnt: number of elements in @lvec
+ * @rvec: the target's iovecs
+ * @riovcnt: number of elements in @rvec
+ * @flags: PROCESS_VM_* flags
+ * @write: true to copy from the caller to the target
+ *
+ * Checks come in this order: unknown @flags (-EINVAL); the caller's
+ * iovecs (-EINVAL for more than IOV_MAX elements or a negative length,
+ * -EFAULT for an unreadable array); a caller's total of zero returns 0;
+ * the target's iovecs (likewise); a remote total of zero returns 0; then
+ * the target is looked up.  The caller's total is capped at MAX_RW_COUNT.
+ * iovec arrays are read in the caller's ABI (compat callers included).
+ *
+ * Return: the number of bytes copied, or a negative errno if none was.
+ */
+static ssize_t process_vm_rw(pid_t pid, const struct iovec __user *lvec,
+			     unsigned long liovcnt,
+			     const struct iovec __user *rvec,
+			     unsigned long riovcnt, unsigned long flags,
+			     bool write)
+{
+	struct iovec lstack[UIO_FASTIOV], rstack[UIO_FASTIOV];
+	struct iovec *liov = lstack, *riov;
+	struct iov_iter iter;
+	struct pvm_xfer x;
+	ssize_t ret;
+
+	if (flags & ~PROCESS_VM_SUPPORTED_FLAGS)
+		return -EINVAL;
+
+	ret = import_iovec(write ? ITER_SOURCE : ITER_DEST, lvec, liovcnt,
+			   UIO_FASTIOV, &liov, &iter);
+	if (ret <= 0)
+		goto free_liov;
+
+	riov = iovec_from_user(rvec, riovcnt, UIO_FASTIOV, rstack,
+			       in_compat_syscall());
+	if (IS_ERR(riov)) {
+		ret = PTR_ERR(riov);
+		goto free_liov;
+	}
+	ret = 0;
+	if (pvm_remote_empty(riov, riovcnt))
+		goto free_riov;
+
+	x.mm = pvm_target_mm(pid, flags);
+	if (IS_ERR(x.mm)) {
+		ret = PTR_ERR(x.mm);
+		goto free_riov;
+	}
+	x.iter = &iter;
+	x.write = write;
+	x.nowait = flags & PROCESS_VM_NOWAIT;
+	x.gup_flags = (write ? FOLL_WRITE : 0) | (x.nowait ? FOLL_NOWAIT : 0);
+	x.pages = x.stack_pages;
+	x.max_pages = PVM_STACK_PAGES;
+	x.first = 0;
+	x.nr = 0;
+
+	ret = pvm_transfer(&x, riov, riovcnt);
+
+	if (x.pages != x.stack_pages)
+		kfree(x.pages);
+	mmput(x.mm);
+free_riov:
+	if (riov != rstack)
+		kfree(riov);
+free_liov:
+	kfree(liov);
+	return ret;
+}
+
+SYSCALL_DEFINE6(process_vm_readv, pid_t, pid,
+		const struct iovec __user *, lvec, unsigned long, liovcnt,
+		const struct iovec __user *, rvec, unsigned long, riovcnt,
+		unsigned long, flags)
+{
+	return process_vm_rw(pid, lvec, liovcnt, rvec, riovcnt, flags, false);
+}
+
+SYSCALL_DEFINE6(process_vm_writev, pid_t, pid,
+		const struct iovec __user *, lvec, unsigned long, liovcnt,
+		const struct iovec __user *, rvec, unsigned long, riovcnt,
+		unsigned long, flags)
+{
+	return process_vm_rw(pid, lvec, liovcnt, rvec, riovcnt, flags, true);
+}

@@ -1,0 +1,61 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# vm/build.sh KIND: build the x86_64 VM kernel from tinyconfig plus
+# vm/config.fragment (and vm/debug.fragment for KIND=debug).
+#   patched  the series applied to the base ($B/tree), into $B/obj-patched
+#   debug    the same tree with the debug fragment, into $B/obj-debug
+#   stock    the unmodified Debian source ($B/stock), into $B/obj-stock
+# The source tree must have been prepared (vm/series.sh apply, or this
+# script for stock).  Prints the path of the bzImage.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+kind=${1:-patched}
+frags=$ROOT/vm/config.fragment
+case $kind in
+patched) src=$B/tree ;;
+debug)   src=$B/tree; frags="$frags $ROOT/vm/debug.fragment" ;;
+stock)   src=$B/stock
+	 "$ROOT/vm/base.sh"
+	 worktree_at "$src" stock ;;
+*) die "vm/build.sh: unknown kernel kind '$kind' (patched, debug, stock)" ;;
+esac
+obj=$B/obj-$kind
+[ -f "$src/Makefile" ] || die "build $kind: no source tree at $src (run make series-apply)"
+need gcc make flex bison bc libelf-dev libssl-dev ccache cpio
+mkdir -p "$obj" "$CCACHE_DIR"
+KMAKE=(make -s -C "$src" O="$obj" ARCH=x86_64 CC="ccache gcc" HOSTCC="ccache gcc" -j"$JOBS")
+
+# Configure only when the fragments or the source's Kconfig changed.
+key=$(cat $frags | sha1sum | cut -c1-16)
+if [ "$(cat "$obj/.cma-config" 2>/dev/null)" != "$key" ] || [ ! -f "$obj/.config" ]; then
+	stage "build $kind: configuring"
+	"${KMAKE[@]}" tinyconfig >"$obj/config.log" 2>&1 || die "build $kind: tinyconfig failed (see $obj/config.log)"
+	# shellcheck disable=SC2086
+	(cd "$obj" && "$src/scripts/kconfig/merge_config.sh" -m -O "$obj" "$obj/.config" $frags) \
+		>>"$obj/config.log" 2>&1 || die "build $kind: merge_config failed (see $obj/config.log)"
+	"${KMAKE[@]}" olddefconfig >>"$obj/config.log" 2>&1 || die "build $kind: olddefconfig failed"
+	# Every option the fragments ask for must have stuck.
+	missing=
+	for f in $frags; do
+		while IFS= read -r line; do
+			case $line in CONFIG_*=*) ;; *) continue ;; esac
+			v=${line#*=}
+			if [ "$v" = n ]; then
+				grep -q "^${line%%=*}=" "$obj/.config" && missing="$missing ${line%%=*}(not n)"
+			else
+				grep -qx "$line" "$obj/.config" || missing="$missing $line"
+			fi
+		done <"$f"
+	done
+	[ -z "$missing" ] || die "build $kind: options did not take:$missing"
+	echo "$key" >"$obj/.cma-config"
+fi
+
+stage "build $kind: compiling"
+"${KMAKE[@]}" bzImage >"$obj/build.log" 2>&1 || {
+	grep -E 'error|Error' "$obj/build.log" | head -20 >&2
+	die "build $kind: kernel build failed (see $obj/build.log)"
+}
+echo "$obj/arch/x86/boot/bzImage"

@@ -1,0 +1,61 @@
+# SPDX-License-Identifier: GPL-2.0
+# Common settings for the vm/ scripts.  Sourced, not executed.
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+B=${BUILD:-$ROOT/build}
+case $B in /*) ;; *) B=$ROOT/$B ;; esac
+mkdir -p "$B"
+
+# The base tree: Debian's linux-source-6.12 in a git repository.
+PKG=linux-source-6.12
+BASE=$B/base
+JOBS=${JOBS:-$(nproc)}
+
+# Fixed identity and date so that the generated series is reproducible.
+CMA_NAME="Cross Memory Attach Team"
+CMA_EMAIL="cma-devel@lists.cma-project.org"
+CMA_DATE="2026-12-01T12:00:00+00:00"
+export GIT_AUTHOR_NAME="$CMA_NAME" GIT_AUTHOR_EMAIL="$CMA_EMAIL"
+export GIT_COMMITTER_NAME="$CMA_NAME" GIT_COMMITTER_EMAIL="$CMA_EMAIL"
+export GIT_AUTHOR_DATE="$CMA_DATE" GIT_COMMITTER_DATE="$CMA_DATE"
+export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null
+
+export CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/cma-ccache}
+export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-8G}
+# The kernel embeds build paths; make ccache hits survive a new clone.
+export CCACHE_BASEDIR=$B CCACHE_NOHASHDIR=1 CCACHE_SLOPPINESS=time_macros,include_file_mtime,include_file_ctime
+
+stage() { printf '==> %s\n' "$*" >&2; }
+die() { printf 'FAIL: %s\n' "$*" >&2; exit 1; }
+
+# need PKG...: install Debian packages that are missing.
+need() {
+	local missing=
+	for p in "$@"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||
+			missing="$missing $p"
+	done
+	[ -z "$missing" ] && return 0
+	stage "installing:$missing"
+	if [ ! -e "$B/.apt-updated" ]; then
+		apt-get update -q >"$B/apt.log" 2>&1 || die "apt-get update failed (see $B/apt.log)"
+		touch "$B/.apt-updated"
+	fi
+	# shellcheck disable=SC2086
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $missing \
+		>>"$B/apt.log" 2>&1 || die "apt-get install$missing failed (see $B/apt.log)"
+}
+
+# Worktree $1 of the base repository, detached at commit $2.  Only files that
+# differ are rewritten, so incremental kernel builds stay incremental.
+worktree_at() {
+	local dir=$1 rev=$2
+	if [ ! -e "$dir/.git" ]; then
+		rm -rf "$dir"
+		git -C "$BASE" worktree prune
+		git -C "$BASE" worktree add -q --detach "$dir" "$rev" || die "worktree $dir"
+	else
+		git -C "$dir" checkout -q -f --detach "$rev" || die "checkout $rev in $dir"
+		git -C "$dir" clean -q -fdx
+	fi
+}
