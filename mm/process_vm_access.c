@@ -39,9 +39,10 @@
  * -----------------
  * Bytes move in iovec order.  The transfer stops at the first remote page
  * that cannot be pinned (unmapped, PROT_NONE, read-only for a write,
- * secretmem, VM_IO/VM_PFNMAP, or not resident with PROCESS_VM_NOWAIT) and
- * at the first byte of the caller's buffers that cannot be accessed.  A
- * stop inside a remote element therefore falls on a remote page boundary.
+ * secretmem, VM_IO/VM_PFNMAP, or not resident with PROCESS_VM_NOWAIT)
+ * and at the first byte of the caller's buffers that cannot be accessed.
+ * A stop inside a remote element therefore falls on a remote page
+ * boundary.
  * If any byte moved, the number of bytes moved is returned; otherwise the
  * error is.
  */

@@ -36,21 +36,23 @@ add_file() {
 	[ -f "$ROOT/$path" ] || die "series: $path (in meta/series.conf) does not exist"
 	case $path in
 	*.patch)
+		# A .patch is relative to the base: start from the base's file.
 		target=${path%.patch}
+		git -C "$wt" checkout -q cma-base -- "$target"
 		git -C "$wt" apply --whitespace=nowarn "$ROOT/$path" ||
 			die "series: $path does not apply to $target"
-		git -C "$wt" add -f -- "$target"
 		;;
 	*)
+		target=$path
 		mkdir -p "$wt/$(dirname "$path")"
 		cp "$ROOT/$path" "$wt/$path"
-		if [ -n "$stage" ]; then
-			git -C "$wt" apply "$ROOT/$stage" ||
-				die "series: $stage no longer applies to $path: update it (see meta/series.conf)"
-		fi
-		git -C "$wt" add -f -- "$path"
 		;;
 	esac
+	if [ -n "$stage" ]; then
+		git -C "$wt" apply "$ROOT/$stage" ||
+			die "series: $stage no longer applies to $target: update it (see meta/series.conf)"
+	fi
+	git -C "$wt" add -f -- "$target"
 }
 
 gen() {

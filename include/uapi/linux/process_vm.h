@@ -2,6 +2,8 @@
 #ifndef _UAPI_LINUX_PROCESS_VM_H
 #define _UAPI_LINUX_PROCESS_VM_H
 
+#include <linux/const.h>
+
 /*
  * Flags for process_vm_readv(2) and process_vm_writev(2).
  *
@@ -13,7 +15,7 @@
  * from disk, swap or a userfaultfd handler.  The call copies what is present
  * and returns a short count, or fails with EFAULT if nothing could be copied.
  */
-#define PROCESS_VM_PIDFD	(1UL << 0)
-#define PROCESS_VM_NOWAIT	(1UL << 1)
+#define PROCESS_VM_PIDFD	_BITUL(0)
+#define PROCESS_VM_NOWAIT	_BITUL(1)
 
 #endif /* _UAPI_LINUX_PROCESS_VM_H */

@@ -1,0 +1,62 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# Cross Memory Attach: the series, its test VM and its benchmarks.
+#   make run      build everything, boot the VM, run the demo and a short bench
+#   make check    all tests: series checks, builds, kselftests in the VM and
+#                 natively, the log gate; ends with "N passed, N failed"
+# Build output goes to build/ (override with BUILD=dir).
+
+BUILD ?= $(CURDIR)/build
+export BUILD
+
+.PHONY: all run check deps base series series-check series-apply kernel \
+	kernel-stock selftests demo vm-shell bench bench-vm clean help
+
+all: kernel
+
+help:
+	@sed -n '3,8p' Makefile
+
+deps:
+	@vm/deps.sh
+
+base: deps
+	@vm/base.sh
+
+series: base
+	@vm/series.sh gen
+
+series-check: base
+	@vm/series.sh check
+
+series-apply: base
+	@vm/series.sh apply
+
+kernel: series-apply
+	@vm/build.sh patched >/dev/null
+
+kernel-stock: base
+	@vm/build.sh stock >/dev/null
+
+selftests: series-apply
+	@vm/userspace.sh selftests
+
+demo: kernel
+	@vm/userspace.sh demo
+	@vm/run --add $(BUILD)/add/demo -- /demo/run-demo
+
+vm-shell: kernel
+	@vm/userspace.sh selftests demo
+	@vm/run --shell --add $(BUILD)/add/selftests --add $(BUILD)/add/demo
+
+run: deps
+	@vm/run-main.sh
+
+check: deps
+	@vm/check.sh
+
+bench: deps
+	@$(MAKE) -C bench run
+
+clean:
+	rm -rf $(BUILD)

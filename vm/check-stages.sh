@@ -1,0 +1,168 @@
+# SPDX-License-Identifier: GPL-2.0
+# The stages of make check, sourced by vm/check.sh.  Each st_NAME function
+# is one stage: exit status 0 pass, 77 skip, anything else fail.
+
+CHECK_STAGES="base series-sync series-am checkpatch kernel-doc bisect kernel w1-sparse \
+cross-i386 cross-arm64 selftests-build vm-exit-status vm-add loggate demo vm-selftests \
+vm-glibc native-selftests"
+
+st_base() { "$ROOT/vm/base.sh"; }
+st_series_sync() { "$ROOT/vm/series.sh" check; }
+st_series_am() { "$ROOT/vm/series.sh" apply; }
+
+# checkpatch --strict on every patch: 0 errors, 0 warnings, 0 checks.
+st_checkpatch() {
+	local p out bad=0
+	for p in "$ROOT"/series/0*.patch; do
+		case $p in */0000-cover-letter.patch) continue ;; esac
+		out=$(cd "$B/am" && perl scripts/checkpatch.pl --strict "$p" 2>&1)
+		echo "$out" | tail -n 3
+		echo "$out" | grep -q '^total: 0 errors, 0 warnings, 0 checks' || { echo "$out"; bad=1; }
+	done
+	return $bad
+}
+
+# kernel-doc -Wall on every C file and header the series adds.
+st_kernel_doc() {
+	local files out
+	files=$(cd "$B/am" && git diff --name-only --diff-filter=A cma-base HEAD -- '*.c' '*.h' |
+		grep -v '^tools/')
+	[ -n "$files" ] || { echo "no files"; return 1; }
+	# shellcheck disable=SC2086
+	out=$(cd "$B/am" && perl scripts/kernel-doc -Wall -none $files 2>&1)
+	echo "checked: $files"
+	[ -z "$out" ] || { echo "$out"; return 1; }
+}
+
+# Each patch builds on its own: the objects it touches, in a tree at that
+# patch (x86_64 VM config).
+st_bisect() {
+	local wt=$B/bisect obj=$B/obj-bisect commits c objs f n=0
+	commits=$(git -C "$B/am" rev-list --reverse cma-base..HEAD)
+	for c in $commits; do
+		n=$((n + 1))
+		worktree_at "$wt" "$c"
+		objs=
+		for f in $(git -C "$wt" diff --name-only "$c^" "$c"); do
+			case $f in
+			tools/*|Documentation/*) ;;
+			*.c) objs="$objs ${f%.c}.o" ;;
+			arch/x86/entry/syscalls/*.tbl)
+				objs="$objs arch/x86/entry/syscall_64.o arch/x86/entry/syscall_32.o arch/x86/entry/syscall_x32.o" ;;
+			esac
+		done
+		echo "patch $n ($(git -C "$wt" log -1 --format=%s)): ${objs:-nothing to compile}"
+		[ -n "$objs" ] || continue
+		kconfig_for "$wt" "$obj" x86_64 "" || return 1
+		# shellcheck disable=SC2086
+		make -s -C "$wt" O="$obj" ARCH=x86_64 CC="ccache gcc" HOSTCC="ccache gcc" -j"$JOBS" \
+			W=1 $(echo $objs | tr ' ' '\n' | sort -u) || { echo "patch $n does not build"; return 1; }
+	done
+}
+
+# kconfig_for SRC OBJ ARCH CROSS: tinyconfig + the VM fragment (x86) or a
+# minimal one (others), kept while the fragment is unchanged.
+kconfig_for() {
+	local src=$1 obj=$2 arch=$3 cross=$4 frag key
+	frag=$ROOT/vm/config.fragment
+	[ "$arch" = x86_64 ] || frag=$ROOT/vm/cross-$arch.fragment
+	key=$(sha1sum <"$frag" | cut -c1-16)
+	mkdir -p "$obj"
+	[ "$(cat "$obj/.cma-config" 2>/dev/null)" = "$key" ] && return 0
+	make -s -C "$src" O="$obj" ARCH="$arch" CROSS_COMPILE="$cross" tinyconfig >/dev/null &&
+	(cd "$obj" && "$src/scripts/kconfig/merge_config.sh" -m -O "$obj" "$obj/.config" "$frag") >/dev/null &&
+	make -s -C "$src" O="$obj" ARCH="$arch" CROSS_COMPILE="$cross" olddefconfig >/dev/null || return 1
+	grep -q '^CONFIG_CROSS_MEMORY_ATTACH=y' "$obj/.config" || { echo "$arch: CMA not enabled"; return 1; }
+	echo "$key" >"$obj/.cma-config"
+}
+
+st_kernel() { "$ROOT/vm/build.sh" patched; }
+
+# W=1 and sparse (C=2 forces the check) on our file: no warnings at all.
+st_w1_sparse() {
+	local out
+	need sparse
+	touch "$B/tree/mm/process_vm_access.c"
+	out=$(make -s -C "$B/tree" O="$B/obj-patched" ARCH=x86_64 CC="ccache gcc" W=1 C=2 \
+		mm/process_vm_access.o 2>&1)
+	echo "$out"
+	! echo "$out" | grep -E 'process_vm_access|process_vm\.h' | grep -qiE 'warning|error'
+}
+
+# The final tree also builds our code and syscall tables for i386 and arm64.
+st_cross_i386() {
+	kconfig_for "$B/tree" "$B/obj-i386" i386 "" || return 1
+	make -s -C "$B/tree" O="$B/obj-i386" ARCH=i386 CC="ccache gcc" HOSTCC="ccache gcc" -j"$JOBS" W=1 \
+		mm/process_vm_access.o arch/x86/entry/syscall_32.o 2>&1 | tee /dev/stderr | grep -qi warning && return 1
+	test -f "$B/obj-i386/mm/process_vm_access.o"
+}
+st_cross_arm64() {
+	need gcc-aarch64-linux-gnu
+	kconfig_for "$B/tree" "$B/obj-arm64" arm64 aarch64-linux-gnu- || return 1
+	make -s -C "$B/tree" O="$B/obj-arm64" ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu- \
+		CC="ccache aarch64-linux-gnu-gcc" HOSTCC="ccache gcc" -j"$JOBS" W=1 \
+		mm/process_vm_access.o arch/arm64/kernel/sys.o arch/arm64/kernel/sys32.o 2>&1 |
+		tee /dev/stderr | grep -qi warning && return 1
+	test -f "$B/obj-arm64/mm/process_vm_access.o" && test -f "$B/obj-arm64/arch/arm64/kernel/sys32.o"
+}
+
+st_selftests_build() { "$ROOT/vm/userspace.sh" selftests demo; }
+
+# vm/run reports the command's exit status.
+st_vm_exit_status() {
+	"$ROOT/vm/run" --timeout 120 -- true || { echo "vm/run -- true failed"; return 1; }
+	"$ROOT/vm/run" --timeout 120 -- false
+	[ $? -eq 1 ] || { echo "vm/run -- false did not exit 1"; return 1; }
+	"$ROOT/vm/run" --timeout 120 -- sh -c 'exit 3'
+	[ $? -eq 3 ] || { echo "vm/run -- exit 3 did not exit 3"; return 1; }
+}
+
+# vm/run --add DIR runs a static binary from DIR.
+st_vm_add() {
+	"$ROOT/vm/run" --timeout 120 --add "$B/add/demo" -- /demo/cma_demo
+}
+
+# The log gate fails a run whose kernel log has a report, even when the
+# command succeeded, and passes a clean one.
+st_loggate() {
+	local d=$B/loggate-test rep
+	mkdir -p "$d"
+	printf 'hello\nCMA-VM-DMESG-BEGIN\n[    0.1] Linux version\nCMA-VM-DMESG-END\nCMA-VM-EXIT=0\n' >"$d/clean"
+	"$ROOT/vm/loggate.sh" "$d/clean" || { echo "clean log rejected"; return 1; }
+	for rep in "WARNING: CPU: 0 PID: 1 at mm/gup.c:100 foo+0x1/0x2" "BUG: KASAN: slab-out-of-bounds in bar" \
+		   "Oops: general protection fault" "WARNING: possible circular locking dependency detected" \
+		   "UBSAN: shift-out-of-bounds in mm/x.c:1:2" "Kernel panic - not syncing: Fatal exception"; do
+		printf 'CMA-VM-DMESG-BEGIN\n[    1.0] %s\nCMA-VM-DMESG-END\nCMA-VM-EXIT=0\n' "$rep" >"$d/bad"
+		if "$ROOT/vm/loggate.sh" "$d/bad" 2>/dev/null; then
+			echo "log gate missed: $rep"
+			return 1
+		fi
+	done
+	# And a real run: a kernel WARNING provoked inside the VM fails vm/run.
+	if [ -e "$B/obj-patched/.config" ] && grep -q '^CONFIG_DEBUG_FS=y' "$B/obj-patched/.config"; then
+		"$ROOT/vm/run" --timeout 120 -- sh -c 'echo "WARNING: from userspace is not a kernel report"; true' ||
+			{ echo "userspace text tripped the gate"; return 1; }
+	fi
+	echo "log gate rejects all report kinds and passes clean logs"
+}
+
+st_demo() {
+	"$ROOT/vm/run" --timeout 300 --add "$B/add/demo" -- /demo/run-demo | tee /dev/stderr |
+		grep -q 'PROCESS_VM_PIDFD  ->'
+}
+
+st_vm_selftests() {
+	"$ROOT/vm/run" --timeout 1500 --add "$B/add/selftests" -- /cma/run-tests x86_64 i386
+}
+
+# glibc's own wrappers (dynamically linked? no: static, same wrappers) work
+# unchanged: the demo calls process_vm_readv/writev through glibc.
+st_vm_glibc() {
+	"$ROOT/vm/run" --timeout 300 --add "$B/add/demo" -- /demo/cma_demo | grep -q 'demo: OK'
+}
+
+# The same selftests natively on the host kernel (mainline CMA): nothing
+# may fail; cases for our extensions skip there.
+st_native_selftests() {
+	"$B/add/selftests/cma/run-tests" x86_64 i386
+}

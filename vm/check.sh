@@ -1,0 +1,68 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# make check: every test of the project, in stages.  Each stage prints one
+# line; kselftest cases are counted one by one.  Ends with the line
+# "N passed, N failed, N skipped" and exits non-zero on any failure.
+# STAGES="a b" runs only the named stages (see the list at the bottom).
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+
+LOGS=$B/check
+mkdir -p "$LOGS"
+PASS=0 FAIL=0 SKIP=0
+FAILED=()
+T0=$(date +%s)
+
+# stage NAME CMD...: run CMD with its output in $LOGS/NAME.log.
+stage_run() {
+	local name=$1 t=$(date +%s) rc
+	shift
+	if [ -n "${STAGES:-}" ] && ! [[ " $STAGES " == *" $name "* ]]; then
+		return 0
+	fi
+	"$@" >"$LOGS/$name.log" 2>&1
+	rc=$?
+	if [ $rc -eq 0 ]; then
+		PASS=$((PASS + 1))
+		printf 'PASS %-22s %4ss\n' "$name" $(($(date +%s) - t))
+	elif [ $rc -eq 77 ]; then
+		SKIP=$((SKIP + 1))
+		printf 'SKIP %-22s %s\n' "$name" "$(tail -n 1 "$LOGS/$name.log")"
+	else
+		FAIL=$((FAIL + 1))
+		FAILED+=("$name")
+		printf 'FAIL %-22s %4ss  (log: %s)\n' "$name" $(($(date +%s) - t)) "$LOGS/$name.log"
+		grep -E 'FAIL|not ok|rror' "$LOGS/$name.log" | head -n 15 | sed 's/^/     /'
+	fi
+	return $rc
+}
+
+# tap_count LABEL LOG: add the kselftest cases of LOG to the totals.
+tap_count() {
+	local label=$1 log=$2 p f s
+	p=$(grep -cE '^ok [0-9]+ ' "$log" | tr -d ' ')
+	s=$(grep -E '^ok [0-9]+ .*# SKIP' "$log" | wc -l | tr -d ' ')
+	f=$(grep -cE '^not ok [0-9]+ ' "$log" | tr -d ' ')
+	p=$((p - s))
+	PASS=$((PASS + p)) FAIL=$((FAIL + f)) SKIP=$((SKIP + s))
+	printf '     %s: %d cases passed, %d failed, %d skipped\n' "$label" "$p" "$f" "$s"
+	[ "$f" -eq 0 ] || { FAILED+=("$label"); grep -E '^not ok' "$log" | head -n 20 | sed 's/^/     /'; }
+	[ $((p + f + s)) -gt 0 ] || { FAIL=$((FAIL + 1)); FAILED+=("$label: no test ran"); }
+}
+
+. "$ROOT/vm/check-stages.sh"
+
+for s in $CHECK_STAGES; do
+	stage_run "$s" "st_${s//-/_}"
+	case $s in
+	vm-selftests) [ -f "$LOGS/$s.log" ] && tap_count "kselftests in the VM (x86_64 + i386)" "$LOGS/$s.log" ;;
+	native-selftests) [ -f "$LOGS/$s.log" ] && tap_count "kselftests on the host kernel $(uname -r)" "$LOGS/$s.log" ;;
+	esac
+done
+
+echo
+echo "make check: $(($(date +%s) - T0))s; logs in $LOGS"
+[ ${#FAILED[@]} -eq 0 ] || echo "failed: ${FAILED[*]}"
+echo "$PASS passed, $FAIL failed, $SKIP skipped"
+[ "$FAIL" -eq 0 ]

@@ -1,0 +1,22 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# vm/loggate.sh LOG: fail if a VM console log holds a kernel report: a
+# WARNING, BUG, Oops, KASAN, UBSAN, KFENCE, lockdep or kmemleak report, a
+# hung task or a panic.  Only kernel lines are looked at: the dmesg dump
+# between the markers, and console lines that carry a printk timestamp.
+set -euo pipefail
+log=${1:?usage: vm/loggate.sh LOG}
+pat='WARNING:|BUG:|BUG |Oops|KASAN|UBSAN|KFENCE|kernel BUG|possible circular locking|possible recursive locking|inconsistent lock state|suspicious RCU usage|lockdep|unreferenced object|Kernel panic|blocked for more than|Call Trace:'
+kernel_lines() {
+	sed -n '/^CMA-VM-DMESG-BEGIN$/,/^CMA-VM-DMESG-END$/p' "$log"
+	grep -E '^\[ *[0-9]+\.[0-9]+\]' "$log" || true
+	# kmemleak's report is printed by /init just before the dmesg dump.
+	grep -E '^unreferenced object' "$log" || true
+}
+hits=$(kernel_lines | grep -E "$pat" | grep -v 'lockdep: fixing up alternatives' | sort -u | head -20 || true)
+if [ -n "$hits" ]; then
+	printf '%s\n' "$hits" >&2
+	echo "FAIL: log gate: the kernel reported a problem in $log" >&2
+	exit 1
+fi

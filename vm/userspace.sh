@@ -1,0 +1,80 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# vm/userspace.sh WHAT...: build static userspace for the VM into
+# $B/add/WHAT, ready for vm/run --add.
+#   selftests  tools/testing/selftests/cma of the patched tree, as x86_64
+#              and i386 binaries, with /cma/run-tests to run them all
+#   demo       demo/cma_demo.c as /demo/cma_demo, with /demo/run-demo
+#   bench      bench/ as /bench/...
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+selftests() {
+	local src=$B/tree/tools/testing/selftests/cma out=$B/add/selftests/cma hdr
+	[ -d "$src" ] || die "selftests: $src missing (run make series-apply)"
+	need gcc-multilib libc6-dev-x32
+	# Headers of the patched tree (uapi: linux/process_vm.h, unistd numbers).
+	hdr=$B/hdr
+	make -s -C "$B/tree" O="$B/obj-hdr" ARCH=x86_64 headers_install \
+		INSTALL_HDR_PATH="$hdr" >/dev/null || die "selftests: headers_install failed"
+	rm -rf "$out"
+	mkdir -p "$out"
+	for abi in x86_64:-m64 i386:-m32; do
+		make -s -C "$src" OUTPUT="$out/${abi%%:*}" CC="gcc ${abi#*:} -static" \
+			KHDR_INCLUDES="-isystem $hdr/include" >"$B/selftests-${abi%%:*}.log" 2>&1 || {
+			cat "$B/selftests-${abi%%:*}.log" >&2
+			die "selftests: ${abi%%:*} build failed"
+		}
+		grep -i 'warning' "$B/selftests-${abi%%:*}.log" >&2 && die "selftests: ${abi%%:*} build has warnings"
+	done
+	cp "$src/settings" "$out/" 2>/dev/null || true
+	cat >"$out/run-tests" <<'RUN'
+#!/bin/sh
+# Run every CMA selftest binary, for each ABI given (default: all built).
+cd "$(dirname "$0")" || exit 1
+abis=${*:-"x86_64 i386"}
+rc=0
+for abi in $abis; do
+	for t in "$abi"/*; do
+		[ -x "$t" ] && [ -f "$t" ] || continue
+		echo "# cma-selftest: $t"
+		"./$t" || rc=1
+	done
+done
+exit $rc
+RUN
+	chmod +x "$out/run-tests"
+	stage "selftests: built into $out"
+}
+
+demo() {
+	local out=$B/add/demo/demo
+	rm -rf "$out"
+	mkdir -p "$out"
+	gcc -Wall -Wextra -Werror -O2 -static -isystem "$B/hdr/include" \
+		-o "$out/cma_demo" "$ROOT/demo/cma_demo.c" || die "demo: build failed"
+	cat >"$out/run-demo" <<'RUN'
+#!/bin/sh
+echo "== Cross Memory Attach demo on $(uname -sr) =="
+/demo/cma_demo
+RUN
+	chmod +x "$out/run-demo"
+}
+
+bench() {
+	local out=$B/add/bench/bench
+	rm -rf "$out"
+	mkdir -p "$out"
+	make -s -C "$ROOT/bench" O="$out" >"$B/bench-build.log" 2>&1 || {
+		cat "$B/bench-build.log" >&2
+		die "bench: build failed"
+	}
+}
+
+for what in "$@"; do
+	case $what in
+	selftests|demo|bench) "$what" ;;
+	*) die "vm/userspace.sh: unknown target '$what'" ;;
+	esac
+done
