@@ -58,6 +58,7 @@
 #include <linux/syscalls.h>
 #include <linux/uio.h>
 
+#include <uapi/linux/pidfd.h>
 #include <uapi/linux/process_vm.h>
 
 #define PROCESS_VM_SUPPORTED_FLAGS	(PROCESS_VM_PIDFD | PROCESS_VM_NOWAIT)
@@ -351,6 +352,9 @@ out:
  * @pid: a pid, or a pidfd with PROCESS_VM_PIDFD
  * @flags: the call's flags
  *
+ * A pidfd opened with PIDFD_THREAD names that very thread; any other
+ * pidfd names a thread group.  A plain @pid may be any thread's id.
+ *
  * Return: a reference to the task, or ERR_PTR(-ESRCH) if it does not
  * exist (any more), or ERR_PTR(-EBADF) for a @pid that is not a pidfd.
  */
@@ -358,11 +362,18 @@ static struct task_struct *pvm_find_task(pid_t pid, unsigned long flags)
 {
 	struct task_struct *task;
 	unsigned int f_flags;
+	struct pid *p;
 
-	if (flags & PROCESS_VM_PIDFD)
-		return pidfd_get_task(pid, &f_flags);
-
-	task = find_get_task_by_vpid(pid);
+	if (flags & PROCESS_VM_PIDFD) {
+		p = pidfd_get_pid(pid, &f_flags);
+		if (IS_ERR(p))
+			return ERR_CAST(p);
+		task = get_pid_task(p, (f_flags & PIDFD_THREAD) ?
+				    PIDTYPE_PID : PIDTYPE_TGID);
+		put_pid(p);
+	} else {
+		task = find_get_task_by_vpid(pid);
+	}
 	return task ? task : ERR_PTR(-ESRCH);
 }
 
@@ -444,6 +455,9 @@ static ssize_t process_vm_rw(pid_t pid, const struct iovec __user *lvec,
 	ssize_t ret;
 
 	if (flags & ~PROCESS_VM_SUPPORTED_FLAGS)
+		return -EINVAL;
+	/* import_iovec() takes an unsigned int count: do not let it wrap */
+	if (liovcnt > UIO_MAXIOV)
 		return -EINVAL;
 
 	ret = import_iovec(write ? ITER_SOURCE : ITER_DEST, lvec, liovcnt,

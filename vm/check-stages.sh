@@ -15,7 +15,8 @@ st_checkpatch() {
 	local p out bad=0
 	for p in "$ROOT"/series/0*.patch; do
 		case $p in */0000-cover-letter.patch) continue ;; esac
-		out=$(cd "$B/am" && perl scripts/checkpatch.pl --strict "$p" 2>&1)
+		# Debian's python3 (with python3-ply) for checkpatch's SPDX check.
+		out=$(cd "$B/am" && PATH=/usr/bin:$PATH perl scripts/checkpatch.pl --strict "$p" 2>&1)
 		echo "$out" | tail -n 3
 		echo "$out" | grep -q '^total: 0 errors, 0 warnings, 0 checks' || { echo "$out"; bad=1; }
 	done

@@ -1,0 +1,491 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * process_vm_readv(2)/process_vm_writev(2): data lands where the iovecs say,
+ * nothing else changes, and the result is the number of bytes moved.  Every
+ * case runs once per direction.
+ */
+#include "../kselftest_harness.h"
+#include "cma_common.h"
+
+#define MARGIN	64	/* canary bytes kept before and after a range at least */
+
+FIXTURE(basic) {
+	struct cma_target t;
+	struct cma_xfer *x;
+	size_t page;
+};
+
+FIXTURE_VARIANT(basic) {
+	bool write;
+};
+
+FIXTURE_VARIANT_ADD(basic, readv) {
+	.write = false,
+};
+
+FIXTURE_VARIANT_ADD(basic, writev) {
+	.write = true,
+};
+
+FIXTURE_SETUP(basic)
+{
+	self->page = cma_page();
+	ASSERT_EQ(0, cma_target_start(&self->t));
+	self->x = &self->t.mb->x;
+}
+
+FIXTURE_TEARDOWN(basic)
+{
+	cma_target_stop(&self->t);
+}
+
+/* One element on each side: @len bytes at @loff locally and @roff remotely. */
+static void one_element(struct __test_metadata *_metadata, struct cma_target *t,
+			bool write, size_t len, size_t loff, size_t roff)
+{
+	struct cma_xfer *x = &t->mb->x;
+
+	ASSERT_EQ(0, cma_xfer_setup(t, loff + len + MARGIN, roff + len + MARGIN, CMA_ANON));
+	cma_liov(x, loff, len);
+	cma_riov(x, roff, len);
+	cma_xfer_expect(_metadata, t, write, len);
+}
+
+TEST_F(basic, size_1)
+{
+	one_element(_metadata, &self->t, variant->write, 1, MARGIN, MARGIN + 3);
+}
+
+TEST_F(basic, size_page_minus_1)
+{
+	one_element(_metadata, &self->t, variant->write, self->page - 1, MARGIN, MARGIN);
+}
+
+TEST_F(basic, size_page_aligned)
+{
+	one_element(_metadata, &self->t, variant->write, self->page, self->page, self->page);
+}
+
+TEST_F(basic, size_page_plus_1)
+{
+	one_element(_metadata, &self->t, variant->write, self->page + 1, 100, 3000);
+}
+
+TEST_F(basic, size_many_pages)
+{
+	one_element(_metadata, &self->t, variant->write, 37 * self->page + 123, MARGIN, 200);
+}
+
+/* One call of 64 MiB each way; the remote side starts off the page. */
+TEST_F_TIMEOUT(basic, size_64m, 240)
+{
+	one_element(_metadata, &self->t, variant->write, 64UL << 20, self->page, MARGIN + 5);
+}
+
+/* Every combination of start offset on each side with lengths around a page. */
+TEST_F(basic, alignment_classes)
+{
+	size_t p = self->page;
+	const size_t offs[] = { 0, 1, 7, 8, 63, p / 2, p - 1 };
+	const size_t lens[] = { 1, 8, 100, p - 1, p, p + 1, 2 * p + 3 };
+	struct cma_xfer *x = self->x;
+	char why[128];
+	size_t a, b, c;
+
+	ASSERT_EQ(0, cma_xfer_setup(&self->t, 5 * p, 5 * p, CMA_ANON));
+	for (a = 0; a < ARRAY_SIZE(offs); a++) {
+		for (b = 0; b < ARRAY_SIZE(offs); b++) {
+			for (c = 0; c < ARRAY_SIZE(lens); c++) {
+				cma_xfer_reset(&self->t);
+				cma_liov(x, p + offs[a], lens[c]);
+				cma_riov(x, p + offs[b], lens[c]);
+				ASSERT_EQ(0, cma_xfer_try(&self->t, variant->write, lens[c],
+							  why, sizeof(why)))
+					TH_LOG("local +%zu remote +%zu len %zu: %s",
+					       offs[a], offs[b], lens[c], why);
+			}
+		}
+	}
+}
+
+/* Lay out @n elements of lengths @len with @gap bytes between them. */
+static size_t lay_out(struct cma_xfer *x, bool local, const size_t *len, int n, size_t start,
+		      size_t gap)
+{
+	size_t off = start, sum = 0;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		if (local)
+			cma_liov(x, off, len[i]);
+		else
+			cma_riov(x, off, len[i]);
+		off += len[i] + gap;
+		sum += len[i];
+	}
+	return sum;
+}
+
+TEST_F(basic, gather_1xn)
+{
+	size_t p = self->page;
+	const size_t rl[] = { 1, 100, p - 3, 17, p + 5, 2, 333 };
+	struct cma_xfer *x = self->x;
+	size_t sum;
+
+	ASSERT_EQ(0, cma_xfer_setup(&self->t, 4 * p, 6 * p, CMA_ANON));
+	sum = lay_out(x, false, rl, ARRAY_SIZE(rl), 11, 29);
+	cma_liov(x, MARGIN + 1, sum);
+	cma_xfer_expect(_metadata, &self->t, variant->write, sum);
+}
+
+TEST_F(basic, scatter_nx1)
+{
+	size_t p = self->page;
+	const size_t ll[] = { 3, p, 1, 250, p - 1, 64, 2 * p + 1 };
+	struct cma_xfer *x = self->x;
+	size_t sum;
+
+	ASSERT_EQ(0, cma_xfer_setup(&self->t, 7 * p, 6 * p, CMA_ANON));
+	sum = lay_out(x, true, ll, ARRAY_SIZE(ll), 7, 13);
+	cma_riov(x, p - 5, sum);
+	cma_xfer_expect(_metadata, &self->t, variant->write, sum);
+}
+
+/* N x M elements whose boundaries never line up on the two sides. */
+TEST_F(basic, gather_scatter_nxm)
+{
+	size_t p = self->page;
+	const size_t ll[] = { 5, p + 11, 300, 2, 2 * p - 7, 1000 };
+	const size_t rl[] = { p - 1, 18, 998, 2 * p - 8, 303, 1 };
+	struct cma_xfer *x = self->x;
+	size_t lsum, rsum;
+
+	ASSERT_EQ(0, cma_xfer_setup(&self->t, 8 * p, 8 * p, CMA_ANON));
+	lsum = lay_out(x, true, ll, ARRAY_SIZE(ll), 3, 9);
+	rsum = lay_out(x, false, rl, ARRAY_SIZE(rl), p / 2, 1);
+	ASSERT_EQ(lsum, rsum);
+	cma_xfer_expect(_metadata, &self->t, variant->write, lsum);
+}
+
+/* The local side asks for more than the remote side has: the smaller total moves. */
+TEST_F(basic, local_longer)
+{
+	size_t p = self->page;
+	const size_t ll[] = { p, p, p };
+	const size_t rl[] = { 100, p + 1 };
+	struct cma_xfer *x = self->x;
+
+	ASSERT_EQ(0, cma_xfer_setup(&self->t, 5 * p, 4 * p, CMA_ANON));
+	lay_out(x, true, ll, ARRAY_SIZE(ll), 77, 5);
+	cma_xfer_expect(_metadata, &self->t, variant->write,
+			lay_out(x, false, rl, ARRAY_SIZE(rl), 300, 8));
+}
+
+TEST_F(basic, remote_longer)
+{
+	size_t p = self->page;
+	const size_t ll[] = { 10, 2 * p - 1 };
+	const size_t rl[] = { p, 3 * p };
+	struct cma_xfer *x = self->x;
+
+	ASSERT_EQ(0, cma_xfer_setup(&self->t, 4 * p, 6 * p, CMA_ANON));
+	lay_out(x, false, rl, ARRAY_SIZE(rl), 1, 1);
+	cma_xfer_expect(_metadata, &self->t, variant->write,
+			lay_out(x, true, ll, ARRAY_SIZE(ll), 40, 3));
+}
+
+/* IOV_MAX elements on each side, of different lengths, with gaps. */
+TEST_F(basic, iov_max_both_sides)
+{
+	struct cma_xfer *x = self->x;
+	size_t ll[CMA_IOV_MAX], rl[CMA_IOV_MAX], lsum = 0, rsum = 0;
+	int i;
+
+	for (i = 0; i < CMA_IOV_MAX; i++) {
+		ll[i] = 1 + (i * 7) % 13;
+		rl[i] = 1 + (i * 5) % 11;
+		lsum += ll[i] + 1;
+		rsum += rl[i] + 2;
+	}
+	ASSERT_EQ(0, cma_xfer_setup(&self->t, lsum + 2 * MARGIN, rsum + 2 * MARGIN, CMA_ANON));
+	lsum = lay_out(x, true, ll, CMA_IOV_MAX, MARGIN, 1);
+	rsum = lay_out(x, false, rl, CMA_IOV_MAX, MARGIN, 2);
+	cma_xfer_expect(_metadata, &self->t, variant->write, lsum < rsum ? lsum : rsum);
+}
+
+/* Zero-length elements (some with a NULL base) anywhere on both sides. */
+TEST_F(basic, zero_length_elements)
+{
+	size_t p = self->page;
+	const size_t ll[] = { 0, 0, 500, 0, p, 0, 0, 3, 0 };
+	const size_t rl[] = { 0, 7, 0, 0, p + 400, 0, 96, 0 };
+	struct cma_xfer *x = self->x;
+	size_t sum;
+	int i;
+
+	ASSERT_EQ(0, cma_xfer_setup(&self->t, 3 * p, 3 * p, CMA_ANON));
+	sum = lay_out(x, true, ll, ARRAY_SIZE(ll), 33, 17);
+	ASSERT_EQ(sum, lay_out(x, false, rl, ARRAY_SIZE(rl), 51, 5));
+	for (i = 0; i < x->ln; i += 3)
+		if (!x->liov[i].iov_len)
+			x->liov[i].iov_base = NULL;
+	for (i = 0; i < x->rn; i += 2)
+		if (!x->riov[i].iov_len)
+			x->riov[i].iov_base = NULL;
+	cma_xfer_expect(_metadata, &self->t, variant->write, sum);
+}
+
+/* Remote elements overlap or repeat: for writev the later element wins. */
+TEST_F(basic, remote_overlap_repeat)
+{
+	size_t p = self->page;
+	struct cma_xfer *x = self->x;
+
+	ASSERT_EQ(0, cma_xfer_setup(&self->t, 4 * p, 3 * p, CMA_ANON));
+	cma_riov(x, 200, 300);
+	cma_riov(x, 300, 300);
+	cma_riov(x, 200, 300);
+	cma_riov(x, p - 10, p);
+	cma_riov(x, p - 20, 15);
+	cma_liov(x, MARGIN, 900 + p + 15);
+	cma_xfer_expect(_metadata, &self->t, variant->write, 900 + p + 15);
+}
+
+/* Never-touched anonymous memory reads as zeros and takes writes. */
+TEST_F(basic, untouched_anon)
+{
+	size_t p = self->page;
+	struct cma_xfer *x = self->x;
+
+	ASSERT_EQ(0, cma_xfer_setup(&self->t, 6 * p, 8 * p, CMA_UNTOUCHED));
+	cma_riov(x, p + 9, 4 * p);
+	cma_riov(x, 7 * p, 10);
+	cma_liov(x, 100, 4 * p + 10);
+	cma_xfer_expect(_metadata, &self->t, variant->write, 4 * p + 10);
+}
+
+TEST_F(basic, thp)
+{
+	size_t p = self->page, h = CMA_THP_SIZE;
+	struct cma_xfer *x = self->x;
+
+	if (access("/sys/kernel/mm/transparent_hugepage", F_OK))
+		SKIP(return, "no transparent huge pages");
+	ASSERT_EQ(0, cma_xfer_setup(&self->t, 8 * p, 2 * h, CMA_THP));
+	cma_riov(x, 100, 3 * p);
+	cma_riov(x, h - 3 * p - 5, 4 * p + 11);
+	cma_liov(x, MARGIN, 7 * p + 11);
+	cma_xfer_expect(_metadata, &self->t, variant->write, 7 * p + 11);
+}
+
+/* Make @want huge pages free; returns the old nr_hugepages, or -1. */
+static long hugetlb_reserve(long want)
+{
+	long old, free_pages = 0, size_kb = 0;
+	char line[128];
+	FILE *f;
+
+	f = fopen("/proc/meminfo", "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "HugePages_Free: %ld", &free_pages) == 1)
+			continue;
+		if (sscanf(line, "Hugepagesize: %ld", &size_kb) == 1)
+			continue;
+	}
+	fclose(f);
+	if (size_kb != (long)(CMA_THP_SIZE >> 10) || cma_read_long(CMA_NR_HUGE, &old))
+		return -1;
+	if (free_pages < want)
+		cma_write_long(CMA_NR_HUGE, old + want - free_pages);
+	return old;
+}
+
+TEST_F(basic, hugetlb)
+{
+	size_t p = self->page, h = CMA_THP_SIZE;
+	struct cma_xfer *x = self->x;
+	char why[128] = "";
+	long old;
+	int ret;
+
+	old = hugetlb_reserve(2);
+	if (old < 0)
+		SKIP(return, "no 2 MiB hugetlb pages");
+	if (cma_xfer_setup(&self->t, 8 * p, 2 * h, CMA_HUGETLB)) {
+		cma_write_long(CMA_NR_HUGE, old);
+		SKIP(return, "cannot map 2 hugetlb pages: %s", strerror(errno));
+	}
+	cma_riov(x, 100, 3 * p);
+	cma_riov(x, h - 3 * p - 5, 4 * p + 11);
+	cma_liov(x, MARGIN, 7 * p + 11);
+	ret = cma_xfer_try(&self->t, variant->write, 7 * p + 11, why, sizeof(why));
+	cma_call(&self->t, cma_t_rreg_free);
+	cma_write_long(CMA_NR_HUGE, old);
+	ASSERT_EQ(0, ret) TH_LOG("%s", why);
+}
+
+static void shared_kind(struct __test_metadata *_metadata, struct cma_target *t,
+			bool write, enum cma_kind kind)
+{
+	size_t p = cma_page();
+	struct cma_xfer *x = &t->mb->x;
+
+	ASSERT_EQ(0, cma_xfer_setup(t, 6 * p, 6 * p, kind));
+	cma_riov(x, 7, p);
+	cma_riov(x, 2 * p - 1, 2 * p + 2);
+	cma_liov(x, 300, 3 * p + 2);
+	cma_xfer_expect(_metadata, t, write, 3 * p + 2);
+}
+
+TEST_F(basic, shmem_memfd)
+{
+	shared_kind(_metadata, &self->t, variant->write, CMA_MEMFD);
+}
+
+TEST_F(basic, shared_anon)
+{
+	shared_kind(_metadata, &self->t, variant->write, CMA_SHARED_ANON);
+}
+
+/* arg: offset, len.  Checks that the file holds what the mapping holds. */
+static long t_file_matches_map(struct cma_mbox *mb)
+{
+	struct cma_region *r = &mb->x.rreg;
+	char *buf = malloc(r->len);
+	long ret = -1;
+	int fd;
+
+	fd = open(r->path, O_RDONLY | O_CLOEXEC);
+	if (buf && fd >= 0 && pread(fd, buf, r->len, 0) == (ssize_t)r->len)
+		ret = memcmp(buf, r->addr, r->len) ? 1 : 0;
+	if (fd >= 0)
+		close(fd);
+	free(buf);
+	return ret;
+}
+
+TEST_F(basic, file_shared)
+{
+	size_t p = self->page, len = 2 * p + 100, roff = p - 50, i;
+	struct cma_xfer *x = self->x;
+	unsigned char *buf;
+	int fd;
+
+	ASSERT_EQ(0, cma_xfer_setup(&self->t, 4 * p, 4 * p, CMA_FILE));
+	cma_riov(x, roff, len);
+	cma_liov(x, 10, len);
+	cma_xfer_expect(_metadata, &self->t, variant->write, len);
+	ASSERT_EQ(0, cma_call3(&self->t, cma_t_msync, (long)x->rreg.addr, x->rreg.len, 0));
+	ASSERT_EQ(0, cma_call(&self->t, t_file_matches_map));
+
+	/* Read the file from here too: the written range holds our bytes. */
+	buf = malloc(len);
+	ASSERT_TRUE(!!buf);
+	fd = open(x->rreg.path, O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ((ssize_t)len, pread(fd, buf, len, roff));
+	close(fd);
+	for (i = 0; i < len; i++) {
+		char *from = variant->write ? x->lreg.addr + 10 : x->rreg.addr + roff;
+		unsigned int seed = variant->write ? x->lreg.seed : x->rreg.seed;
+		uintptr_t src = (uintptr_t)from;
+
+		ASSERT_EQ(cma_pat(src + i, seed), buf[i]) TH_LOG("file byte %zu", roff + i);
+	}
+	free(buf);
+}
+
+/*
+ * The target is forked after the region is filled, so the pages are shared
+ * copy-on-write.  readv: the parent rewrites its copy first and must still
+ * read the child's original bytes.  writev: the parent's copy stays as it was.
+ */
+TEST_F(basic, fork_cow)
+{
+	size_t p = self->page;
+	struct cma_region mine;
+	struct cma_target t2;
+	struct cma_xfer *x;
+
+	ASSERT_EQ(0, cma_region_alloc(&mine, 4 * p, 0x5a, CMA_ANON));
+	ASSERT_EQ(0, cma_target_start(&t2));
+	x = &t2.mb->x;
+	x->rreg = mine;
+	x->rreg.fd = -1;
+	ASSERT_EQ(0, cma_region_alloc(&x->lreg, 4 * p, 0x11, CMA_ANON));
+	if (!variant->write) {
+		mine.seed = 0x77;
+		cma_region_refill(&mine);
+	}
+	cma_riov(x, 3, 3 * p);
+	cma_liov(x, 99, 3 * p);
+	cma_xfer_expect(_metadata, &t2, variant->write, 3 * p);
+	EXPECT_EQ(-1, cma_verify(&mine, NULL, 0, NULL, 0, 0, 0, 0));
+	cma_target_stop(&t2);
+	cma_region_free(&mine);
+}
+
+TEST_F(basic, self_target)
+{
+	size_t p = self->page;
+	struct cma_target me;
+	struct cma_xfer *x;
+
+	ASSERT_EQ(0, cma_target_self(&me));
+	x = &me.mb->x;
+	ASSERT_EQ(0, cma_xfer_setup(&me, 4 * p, 4 * p, CMA_ANON));
+	cma_riov(x, 5, p);
+	cma_riov(x, 2 * p, p + 1);
+	cma_liov(x, 700, 2 * p + 1);
+	cma_xfer_expect(_metadata, &me, variant->write, 2 * p + 1);
+	cma_target_stop(&me);
+}
+
+/*
+ * Source and destination overlap inside the caller.  With the destination
+ * below the source a forward copy gives memmove()'s result; the other way
+ * round the result is not defined, so only the count and the bytes around
+ * the destination are checked.
+ */
+TEST_F(basic, self_overlap)
+{
+	size_t p = self->page, len = 3 * p + 5, src = 1000 + p, dst;
+	struct cma_region r;
+	unsigned char *want;
+	struct iovec d, s;
+	ssize_t ret;
+	long bad;
+	int round;
+
+	ASSERT_EQ(0, cma_region_alloc(&r, 6 * p, 0x33, CMA_ANON));
+	want = malloc(r.len);
+	ASSERT_TRUE(!!want);
+	for (round = 0; round < 2; round++) {
+		dst = round ? src + 700 : src - p - 300;
+		cma_region_refill(&r);
+		memcpy(want, r.addr, r.len);
+		memmove(want + dst, want + src, len);
+		d.iov_base = r.addr + dst;
+		d.iov_len = len;
+		s.iov_base = r.addr + src;
+		s.iov_len = len;
+		ret = variant->write ? cma_writev(getpid(), &s, 1, &d, 1, 0) :
+				       cma_readv(getpid(), &d, 1, &s, 1, 0);
+		ASSERT_EQ((ssize_t)len, ret);
+		if (!round) {
+			EXPECT_EQ(0, memcmp(want, r.addr, r.len));
+			continue;
+		}
+		bad = cma_check_orig(&r, 0, dst);
+		EXPECT_EQ(-1, bad);
+		bad = cma_check_orig(&r, dst + len, r.len);
+		EXPECT_EQ(-1, bad);
+	}
+	free(want);
+	cma_region_free(&r);
+}
+
+TEST_HARNESS_MAIN

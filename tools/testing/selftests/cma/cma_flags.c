@@ -1,0 +1,412 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The flags of our process_vm_readv(2)/process_vm_writev(2):
+ * PROCESS_VM_PIDFD (the first argument is a pidfd) and PROCESS_VM_NOWAIT
+ * (never sleep on a page fault).  Kernels without them reject the flag with
+ * EINVAL, and these cases skip there.
+ */
+#include "../kselftest_harness.h"
+#include "cma_common.h"
+
+#include <linux/sched.h>
+#include <linux/userfaultfd.h>
+#include <sys/ioctl.h>
+
+#ifndef __NR_clone3
+#define __NR_clone3	CMA_NR_COMMON(435)
+#endif
+
+#define NO_PIDFD	"kernel without PROCESS_VM_PIDFD"
+#define NO_NOWAIT	"kernel without PROCESS_VM_NOWAIT"
+
+FIXTURE(flags) {
+	struct cma_target t;
+	struct cma_xfer *x;
+	size_t page;
+	bool pidfd_ok;		/* the kernel knows PROCESS_VM_PIDFD */
+	bool nowait_ok;		/* the kernel knows PROCESS_VM_NOWAIT */
+	int pidfd;		/* a pidfd for the target when pidfd_ok */
+};
+
+FIXTURE_SETUP(flags)
+{
+	self->page = cma_page();
+	self->pidfd = -1;
+	self->pidfd_ok = cma_flag_supported(PROCESS_VM_PIDFD);
+	self->nowait_ok = cma_flag_supported(PROCESS_VM_NOWAIT);
+	ASSERT_EQ(0, cma_target_start(&self->t));
+	self->x = &self->t.mb->x;
+	if (self->pidfd_ok) {
+		self->pidfd = cma_pidfd_open(self->t.pid, 0);
+		ASSERT_LE(0, self->pidfd) TH_LOG("pidfd_open: %s", strerror(errno));
+	}
+}
+
+FIXTURE_TEARDOWN(flags)
+{
+	if (self->pidfd >= 0)
+		close(self->pidfd);
+	cma_target_stop(&self->t);
+}
+
+/* The usual transfer, through @fd and with @flags; expect @want (or -errno). */
+static void run_flags(struct __test_metadata *_metadata, struct cma_target *t,
+		      bool write, long fd, unsigned long flags, ssize_t want)
+{
+	struct cma_xfer *x = &t->mb->x;
+	ssize_t ret;
+
+	errno = 0;
+	ret = cma_rw(write, fd, x->liov, x->ln, x->riov, x->rn, flags);
+	if (want < 0) {
+		ASSERT_EQ(-1, ret);
+		ASSERT_EQ(-want, errno) TH_LOG("%s", strerror(errno));
+		want = 0;
+	} else {
+		ASSERT_EQ(want, ret) TH_LOG("%s", strerror(errno));
+	}
+	cma_xfer_check(_metadata, t, write, want);
+	cma_xfer_reset_keep(t, write, want);
+}
+
+static void usual_layout(struct __test_metadata *_metadata, struct cma_target *t,
+			 enum cma_kind kind)
+{
+	struct cma_xfer *x = &t->mb->x;
+	size_t p = cma_page();
+
+	ASSERT_EQ(0, cma_xfer_setup(t, 4 * p, 4 * p, kind));
+	cma_riov(x, 13, p);
+	cma_riov(x, p + 50, p + 7);
+	cma_liov(x, 100, 2 * p + 7);
+}
+
+TEST_F(flags, pidfd_readv)
+{
+	if (!self->pidfd_ok)
+		SKIP(return, NO_PIDFD);
+	usual_layout(_metadata, &self->t, CMA_ANON);
+	run_flags(_metadata, &self->t, false, self->pidfd, PROCESS_VM_PIDFD, 2 * self->page + 7);
+}
+
+TEST_F(flags, pidfd_writev)
+{
+	if (!self->pidfd_ok)
+		SKIP(return, NO_PIDFD);
+	usual_layout(_metadata, &self->t, CMA_ANON);
+	run_flags(_metadata, &self->t, true, self->pidfd, PROCESS_VM_PIDFD, 2 * self->page + 7);
+}
+
+TEST_F(flags, pidfd_bad_fd)
+{
+	int fd;
+
+	if (!self->pidfd_ok)
+		SKIP(return, NO_PIDFD);
+	usual_layout(_metadata, &self->t, CMA_ANON);
+	fd = dup(self->pidfd);
+	ASSERT_LE(0, fd);
+	close(fd);
+	run_flags(_metadata, &self->t, false, fd, PROCESS_VM_PIDFD, -EBADF);
+	run_flags(_metadata, &self->t, true, fd, PROCESS_VM_PIDFD, -EBADF);
+	run_flags(_metadata, &self->t, false, -1, PROCESS_VM_PIDFD, -EBADF);
+	run_flags(_metadata, &self->t, true, -1, PROCESS_VM_PIDFD, -EBADF);
+}
+
+TEST_F(flags, pidfd_not_a_pidfd)
+{
+	int fd, pipefd[2];
+
+	if (!self->pidfd_ok)
+		SKIP(return, NO_PIDFD);
+	usual_layout(_metadata, &self->t, CMA_ANON);
+	fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, pipe2(pipefd, O_CLOEXEC));
+	run_flags(_metadata, &self->t, false, fd, PROCESS_VM_PIDFD, -EBADF);
+	run_flags(_metadata, &self->t, true, fd, PROCESS_VM_PIDFD, -EBADF);
+	run_flags(_metadata, &self->t, false, pipefd[0], PROCESS_VM_PIDFD, -EBADF);
+	run_flags(_metadata, &self->t, true, pipefd[1], PROCESS_VM_PIDFD, -EBADF);
+	close(fd);
+	close(pipefd[0]);
+	close(pipefd[1]);
+}
+
+/* A local total of 0 returns 0 with a pidfd as well. */
+TEST_F(flags, pidfd_zero_local_total)
+{
+	struct iovec r = { (void *)1, 64 };
+
+	if (!self->pidfd_ok)
+		SKIP(return, NO_PIDFD);
+	EXPECT_EQ(0, cma_readv(self->pidfd, NULL, 0, &r, 1, PROCESS_VM_PIDFD));
+	EXPECT_EQ(0, cma_writev(self->pidfd, NULL, 0, &r, 1, PROCESS_VM_PIDFD));
+}
+
+static int thread_tid;
+
+static void *sleeper(void *arg)
+{
+	__atomic_store_n(&thread_tid, (int)syscall(SYS_gettid), __ATOMIC_RELEASE);
+	for (;;)
+		pause();
+	return NULL;
+}
+
+/* Start a thread in the target; returns its tid. */
+static long t_start_thread(struct cma_mbox *mb)
+{
+	pthread_t th;
+	int tid;
+
+	errno = pthread_create(&th, NULL, sleeper, NULL);
+	if (errno)
+		return -1;
+	while (!(tid = __atomic_load_n(&thread_tid, __ATOMIC_ACQUIRE)))
+		usleep(1000);
+	return tid;
+}
+
+/* A pidfd for one thread of the target (PIDFD_THREAD) reaches its mm too. */
+TEST_F(flags, pidfd_thread)
+{
+	long tid;
+
+	if (!self->pidfd_ok)
+		SKIP(return, NO_PIDFD);
+	usual_layout(_metadata, &self->t, CMA_ANON);
+	tid = cma_call(&self->t, t_start_thread);
+	ASSERT_LT(0, tid);
+	ASSERT_NE(self->t.pid, tid);
+	close(self->pidfd);
+	self->pidfd = cma_pidfd_open(tid, PIDFD_THREAD);
+	if (self->pidfd < 0 && errno == EINVAL)
+		SKIP(return, "no PIDFD_THREAD");
+	ASSERT_LE(0, self->pidfd) TH_LOG("pidfd_open: %s", strerror(errno));
+	run_flags(_metadata, &self->t, false, self->pidfd, PROCESS_VM_PIDFD, 2 * self->page + 7);
+	run_flags(_metadata, &self->t, true, self->pidfd, PROCESS_VM_PIDFD, 2 * self->page + 7);
+}
+
+static void kill_target(struct cma_target *t, bool reap)
+{
+	siginfo_t si;
+
+	kill(t->pid, SIGKILL);
+	memset(&si, 0, sizeof(si));
+	waitid(P_PID, t->pid, &si, WEXITED | (reap ? 0 : WNOWAIT));
+}
+
+TEST_F(flags, pidfd_zombie)
+{
+	struct iovec l = { NULL, 64 }, r = { NULL, 64 };
+
+	if (!self->pidfd_ok)
+		SKIP(return, NO_PIDFD);
+	usual_layout(_metadata, &self->t, CMA_ANON);
+	l.iov_base = self->x->lreg.addr;
+	r.iov_base = self->x->rreg.addr;
+	kill_target(&self->t, false);
+	errno = 0;
+	EXPECT_EQ(-1, cma_readv(self->pidfd, &l, 1, &r, 1, PROCESS_VM_PIDFD));
+	EXPECT_EQ(ESRCH, errno);
+	EXPECT_EQ(-1, cma_writev(self->pidfd, &l, 1, &r, 1, PROCESS_VM_PIDFD));
+	EXPECT_EQ(ESRCH, errno);
+}
+
+TEST_F(flags, pidfd_reaped)
+{
+	struct iovec l = { NULL, 64 }, r = { NULL, 64 };
+
+	if (!self->pidfd_ok)
+		SKIP(return, NO_PIDFD);
+	usual_layout(_metadata, &self->t, CMA_ANON);
+	l.iov_base = self->x->lreg.addr;
+	r.iov_base = self->x->rreg.addr;
+	kill_target(&self->t, true);
+	errno = 0;
+	EXPECT_EQ(-1, cma_readv(self->pidfd, &l, 1, &r, 1, PROCESS_VM_PIDFD));
+	EXPECT_EQ(ESRCH, errno);
+	EXPECT_EQ(-1, cma_writev(self->pidfd, &l, 1, &r, 1, PROCESS_VM_PIDFD));
+	EXPECT_EQ(ESRCH, errno);
+}
+
+static char reuse_marker[64] = "this process took over the pid of the reaped target";
+
+/* Create a process with pid @pid (clone3 set_tid); returns its pid or -1. */
+static pid_t spawn_at_pid(pid_t pid)
+{
+	struct clone_args args;
+	pid_t tid = pid, ret;
+
+	memset(&args, 0, sizeof(args));
+	args.exit_signal = SIGCHLD;
+	args.set_tid = (uintptr_t)&tid;
+	args.set_tid_size = 1;
+	fflush(stdout);
+	fflush(stderr);
+	ret = syscall(__NR_clone3, &args, sizeof(args));
+	if (ret == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		for (;;)
+			pause();
+	}
+	return ret;
+}
+
+/*
+ * The pid of a reaped target now belongs to another process: the pidfd still
+ * names the dead target and fails, while the pid number reaches the newcomer.
+ */
+TEST_F(flags, pidfd_pid_reused)
+{
+	char got[64] = "";
+	struct iovec l = { got, sizeof(got) }, r = { reuse_marker, sizeof(reuse_marker) };
+	pid_t old = self->t.pid, pid;
+
+	if (!self->pidfd_ok)
+		SKIP(return, NO_PIDFD);
+	kill_target(&self->t, true);
+	self->t.pid = 0;
+	pid = spawn_at_pid(old);
+	if (pid < 0)
+		SKIP(return, "cannot create a process at pid %d: %s", old, strerror(errno));
+	errno = 0;
+	EXPECT_EQ(-1, cma_readv(self->pidfd, &l, 1, &r, 1, PROCESS_VM_PIDFD));
+	EXPECT_EQ(ESRCH, errno);
+	EXPECT_EQ(-1, cma_writev(self->pidfd, &l, 1, &r, 1, PROCESS_VM_PIDFD));
+	EXPECT_EQ(ESRCH, errno);
+	EXPECT_EQ(0, got[0]);
+	EXPECT_EQ((ssize_t)sizeof(got), cma_readv(pid, &l, 1, &r, 1, 0));
+	EXPECT_EQ(0, strcmp(got, reuse_marker));
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
+TEST_F(flags, unknown_bits_with_known)
+{
+	const unsigned long bad[] = {
+		PROCESS_VM_PIDFD | (1UL << 2), PROCESS_VM_NOWAIT | (1UL << 5),
+		PROCESS_VM_PIDFD | PROCESS_VM_NOWAIT | (1UL << 31), ~0UL,
+	};
+	size_t i;
+
+	if (!self->pidfd_ok || !self->nowait_ok)
+		SKIP(return, "kernel without PROCESS_VM_PIDFD or PROCESS_VM_NOWAIT");
+	usual_layout(_metadata, &self->t, CMA_ANON);
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		long who = bad[i] & PROCESS_VM_PIDFD ? self->pidfd : self->t.pid;
+
+		run_flags(_metadata, &self->t, false, who, bad[i], -EINVAL);
+		run_flags(_metadata, &self->t, true, who, bad[i], -EINVAL);
+	}
+}
+
+TEST_F(flags, pidfd_and_nowait)
+{
+	if (!self->pidfd_ok || !self->nowait_ok)
+		SKIP(return, "kernel without PROCESS_VM_PIDFD or PROCESS_VM_NOWAIT");
+	usual_layout(_metadata, &self->t, CMA_ANON);
+	run_flags(_metadata, &self->t, false, self->pidfd, PROCESS_VM_PIDFD | PROCESS_VM_NOWAIT,
+		  2 * self->page + 7);
+	run_flags(_metadata, &self->t, true, self->pidfd, PROCESS_VM_PIDFD | PROCESS_VM_NOWAIT,
+		  2 * self->page + 7);
+}
+
+TEST_F(flags, nowait_resident)
+{
+	if (!self->nowait_ok)
+		SKIP(return, NO_NOWAIT);
+	usual_layout(_metadata, &self->t, CMA_ANON);
+	run_flags(_metadata, &self->t, false, self->t.pid, PROCESS_VM_NOWAIT, 2 * self->page + 7);
+	run_flags(_metadata, &self->t, true, self->t.pid, PROCESS_VM_NOWAIT, 2 * self->page + 7);
+}
+
+/* Anonymous faults need no I/O: never-touched memory works under NOWAIT. */
+TEST_F(flags, nowait_untouched)
+{
+	if (!self->nowait_ok)
+		SKIP(return, NO_NOWAIT);
+	usual_layout(_metadata, &self->t, CMA_UNTOUCHED);
+	run_flags(_metadata, &self->t, false, self->t.pid, PROCESS_VM_NOWAIT, 2 * self->page + 7);
+	run_flags(_metadata, &self->t, true, self->t.pid, PROCESS_VM_NOWAIT, 2 * self->page + 7);
+}
+
+static int uffd = -1;
+
+/*
+ * arg: resident pages.  Touch the first pages of x.rreg (which holds zeros),
+ * then register all of it with a userfaultfd that nobody serves, so that a
+ * fault on any other page would wait forever.
+ */
+static long t_uffd_register(struct cma_mbox *mb)
+{
+	struct cma_region *r = &mb->x.rreg;
+	struct uffdio_api api = { .api = UFFD_API };
+	struct uffdio_register reg;
+	long i;
+
+	for (i = 0; i < mb->arg[0]; i++)
+		r->addr[i * cma_page()] = 0;
+	uffd = syscall(__NR_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+	if (uffd < 0)
+		return -1;
+	if (ioctl(uffd, UFFDIO_API, &api))
+		return -1;
+	memset(&reg, 0, sizeof(reg));
+	reg.range.start = (uintptr_t)r->addr;
+	reg.range.len = r->len;
+	reg.mode = UFFDIO_REGISTER_MODE_MISSING;
+	return ioctl(uffd, UFFDIO_REGISTER, &reg);
+}
+
+/* Set up x for a uffd case with @resident resident pages first; -1 with errno if impossible. */
+static int uffd_setup(struct cma_target *t, long resident)
+{
+	size_t p = cma_page();
+
+	if (cma_xfer_setup(t, 8 * p, 8 * p, CMA_UNTOUCHED))
+		return -1;
+	return cma_call1(t, t_uffd_register, resident);
+}
+
+/*
+ * The first remote page is missing and only a userfaultfd handler could
+ * supply it: EFAULT at once.  Without NOWAIT the call would block, so an
+ * alarm turns a hang into a failure.
+ */
+TEST_F(flags, nowait_uffd_missing)
+{
+	double t0;
+
+	if (!self->nowait_ok)
+		SKIP(return, NO_NOWAIT);
+	if (uffd_setup(&self->t, 0))
+		SKIP(return, "no userfaultfd: %s", strerror(errno));
+	cma_riov(self->x, 100, 3 * self->page);
+	cma_liov(self->x, 10, 3 * self->page);
+	alarm(10);
+	t0 = cma_now();
+	run_flags(_metadata, &self->t, false, self->t.pid, PROCESS_VM_NOWAIT, -EFAULT);
+	run_flags(_metadata, &self->t, true, self->t.pid, PROCESS_VM_NOWAIT, -EFAULT);
+	alarm(0);
+	EXPECT_GT(5, (int)(cma_now() - t0));
+}
+
+/* Resident pages before the first missing one move: a short count. */
+TEST_F(flags, nowait_uffd_partial)
+{
+	size_t p = self->page;
+
+	if (!self->nowait_ok)
+		SKIP(return, NO_NOWAIT);
+	if (uffd_setup(&self->t, 3))
+		SKIP(return, "no userfaultfd: %s", strerror(errno));
+	cma_riov(self->x, 100, 5 * p);
+	cma_liov(self->x, 10, 5 * p);
+	alarm(10);
+	run_flags(_metadata, &self->t, false, self->t.pid, PROCESS_VM_NOWAIT, 3 * p - 100);
+	run_flags(_metadata, &self->t, true, self->t.pid, PROCESS_VM_NOWAIT, 3 * p - 100);
+	alarm(0);
+}
+
+TEST_HARNESS_MAIN

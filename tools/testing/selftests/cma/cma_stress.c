@@ -1,0 +1,473 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Concurrency: several callers on one target, and a target that changes its
+ * mappings, execs or dies while transfers run.  Every result must be a full
+ * count, an exact partial count or a documented error, and data that is
+ * reported as moved must be right.  Each case is bounded by time.
+ */
+#include "../kselftest_harness.h"
+#include "cma_common.h"
+
+#define RUN_SECONDS	1.5
+#define NTHREADS	4
+
+struct worker {
+	pthread_t th;
+	struct cma_target *t;
+	int id;
+	int nthreads;
+	double until;
+	bool write;
+	size_t ops;		/* transfers done */
+	size_t shorts;		/* short counts seen */
+	size_t errors;		/* documented errors seen */
+	int failed;		/* 0, or a line number in this file */
+	char why[160];
+};
+
+/* Record the first failure of a worker; returns NULL for the worker to return. */
+static void *wfail(struct worker *w, int line, const char *fmt, ssize_t a, ssize_t b)
+{
+	if (!w->failed) {
+		w->failed = line;
+		snprintf(w->why, sizeof(w->why), fmt, a, b);
+	}
+	return NULL;
+}
+
+static void start_workers(struct __test_metadata *_metadata, struct worker *w, int n,
+			  struct cma_target *t, void *(*fn)(void *))
+{
+	double until = cma_now() + RUN_SECONDS;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		memset(&w[i], 0, sizeof(w[i]));
+		w[i].t = t;
+		w[i].id = i;
+		w[i].nthreads = n;
+		w[i].until = until;
+		ASSERT_EQ(0, pthread_create(&w[i].th, NULL, fn, &w[i]));
+	}
+}
+
+static void join_workers(struct __test_metadata *_metadata, struct worker *w, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		pthread_join(w[i].th, NULL);
+	for (i = 0; i < n; i++) {
+		EXPECT_EQ(0, w[i].failed) TH_LOG("worker %d, line %d: %s", i, w[i].failed,
+						 w[i].why);
+		TH_LOG("worker %d: %zu transfers, %zu short, %zu errors", i, w[i].ops,
+		       w[i].shorts, w[i].errors);
+	}
+}
+
+FIXTURE(stress) {
+	struct cma_target t;
+	struct cma_xfer *x;
+	size_t page;
+};
+
+FIXTURE_SETUP(stress)
+{
+	self->page = cma_page();
+	ASSERT_EQ(0, cma_target_start(&self->t));
+	self->x = &self->t.mb->x;
+}
+
+FIXTURE_TEARDOWN(stress)
+{
+	cma_target_stop(&self->t);
+}
+
+#define SLICE_PAGES	8
+
+/*
+ * Each worker owns a slice of the remote region; slices do not line up with
+ * pages, so neighbours share pages.  Write a fresh pattern, read it back, compare.
+ */
+static void *slice_worker(void *arg)
+{
+	struct worker *w = arg;
+	struct cma_xfer *x = &w->t->mb->x;
+	size_t stride = SLICE_PAGES * cma_page() - 100, len = stride - 7;
+	char *src = malloc(len), *dst = malloc(len);
+	struct iovec r = { x->rreg.addr + 13 + w->id * stride, len };
+	struct iovec l;
+	unsigned int seed = 0x100 * (w->id + 1);
+	ssize_t ret;
+
+	if (!src || !dst)
+		return wfail(w, __LINE__, "out of memory", 0, 0);
+	while (cma_now() < w->until) {
+		seed++;
+		cma_fill(src, len, seed);
+		l.iov_base = src;
+		l.iov_len = len;
+		ret = cma_writev(w->t->pid, &l, 1, &r, 1, 0);
+		if (ret != (ssize_t)len)
+			return wfail(w, __LINE__, "writev returned %zd, errno %zd", ret, errno);
+		memset(dst, 0, len);
+		l.iov_base = dst;
+		ret = cma_readv(w->t->pid, &l, 1, &r, 1, 0);
+		if (ret != (ssize_t)len)
+			return wfail(w, __LINE__, "readv returned %zd, errno %zd", ret, errno);
+		if (memcmp(src, dst, len))
+			return wfail(w, __LINE__, "read back differs (seed %zd)", seed, 0);
+		w->ops += 2;
+	}
+	free(src);
+	free(dst);
+	return NULL;
+}
+
+TEST_F(stress, threads_own_slices)
+{
+	struct worker w[NTHREADS];
+
+	ASSERT_EQ(0, cma_xfer_setup(&self->t, self->page,
+				    NTHREADS * SLICE_PAGES * self->page + self->page, CMA_ANON));
+	start_workers(_metadata, w, NTHREADS, &self->t, slice_worker);
+	join_workers(_metadata, w, NTHREADS);
+}
+
+#define NSEEDS		4
+static const unsigned int seeds[NSEEDS] = { 0x31, 0x32, 0x33, 0x34 };
+
+/*
+ * Two readers and a writer on the same remote range.  The writer stores one
+ * of four patterns, each a function of the remote address; a reader may see
+ * a mix, but every byte must belong to one of them.
+ */
+static void *shared_range_worker(void *arg)
+{
+	struct worker *w = arg;
+	struct cma_xfer *x = &w->t->mb->x;
+	size_t len = x->rreg.len, i, k;
+	uintptr_t base = (uintptr_t)x->rreg.addr;
+	struct iovec r = { (void *)base, len }, l;
+	unsigned char *buf = malloc(len);
+	ssize_t ret;
+
+	if (!buf)
+		return wfail(w, __LINE__, "out of memory", 0, 0);
+	l.iov_base = buf;
+	l.iov_len = len;
+	while (cma_now() < w->until) {
+		if (w->write) {
+			unsigned int s = seeds[w->ops % NSEEDS];
+
+			for (i = 0; i < len; i++)
+				buf[i] = cma_pat(base + i, s);
+			ret = cma_writev(w->t->pid, &l, 1, &r, 1, 0);
+		} else {
+			ret = cma_readv(w->t->pid, &l, 1, &r, 1, 0);
+		}
+		if (ret != (ssize_t)len)
+			return wfail(w, __LINE__, "returned %zd, errno %zd", ret, errno);
+		for (i = 0; !w->write && i < len; i++) {
+			for (k = 0; k < NSEEDS; k++)
+				if (buf[i] == cma_pat(base + i, seeds[k]))
+					break;
+			if (k == NSEEDS)
+				return wfail(w, __LINE__,
+					     "byte %zd is 0x%zx, of no pattern", i, buf[i]);
+		}
+		w->ops++;
+	}
+	free(buf);
+	return NULL;
+}
+
+/* arg: seed.  Fill x.rreg with that pattern. */
+static long t_set_seed(struct cma_mbox *mb)
+{
+	mb->x.rreg.seed = mb->arg[0];
+	cma_region_refill(&mb->x.rreg);
+	return 0;
+}
+
+TEST_F(stress, two_readers_one_writer)
+{
+	struct worker w[3];
+	unsigned int last;
+	int i;
+
+	ASSERT_EQ(0, cma_xfer_setup(&self->t, self->page, 16 * self->page, CMA_ANON));
+	ASSERT_EQ(0, cma_call1(&self->t, t_set_seed, seeds[0]));
+	for (i = 0; i < 3; i++) {
+		memset(&w[i], 0, sizeof(w[i]));
+		w[i].t = &self->t;
+		w[i].write = i == 2;
+		w[i].until = cma_now() + RUN_SECONDS;
+		ASSERT_EQ(0, pthread_create(&w[i].th, NULL, shared_range_worker, &w[i]));
+	}
+	join_workers(_metadata, w, 3);
+
+	/* Afterwards the range holds the writer's last pattern. */
+	last = seeds[(w[2].ops + NSEEDS - 1) % NSEEDS];
+	self->x->rreg.seed = last;
+	EXPECT_EQ(-1, cma_call3(&self->t, cma_t_check, 0, 0, 0) - 1)
+		TH_LOG("remote range does not hold the last pattern written");
+}
+
+/*
+ * A transfer racing with changes to the target's mappings: the result is
+ * the full count, or a count that ends exactly at a page of the remote
+ * range, or EFAULT.  The memory is a memfd holding the pattern, so any bytes
+ * that moved must be the pattern whichever mapping they came from.
+ */
+static void *remap_worker(void *arg)
+{
+	struct worker *w = arg;
+	struct cma_xfer *x = &w->t->mb->x;
+	size_t page = cma_page(), len = x->rreg.len - 200, i;
+	uintptr_t base = (uintptr_t)x->rreg.addr + 100;
+	struct iovec r = { (void *)base, len }, l;
+	unsigned char *buf = malloc(len);
+	ssize_t ret;
+
+	if (!buf)
+		return wfail(w, __LINE__, "out of memory", 0, 0);
+	l.iov_base = buf;
+	l.iov_len = len;
+	w->write = w->id & 1;
+	while (cma_now() < w->until) {
+		for (i = 0; i < len; i++)
+			buf[i] = w->write ? cma_pat(base + i, x->rreg.seed) : 0;
+		ret = cma_rw(w->write, w->t->pid, &l, 1, &r, 1, 0);
+		w->ops++;
+		if (ret == -1) {
+			if (errno != EFAULT)
+				return wfail(w, __LINE__, "returned -1 with errno %zd", errno, 0);
+			w->errors++;
+			continue;
+		}
+		if (ret <= 0 || ret > (ssize_t)len)
+			return wfail(w, __LINE__, "returned %zd of %zd", ret, len);
+		if (ret < (ssize_t)len) {
+			if ((base + ret) % page)
+				return wfail(w, __LINE__,
+					     "short count %zd not at a page (of %zd)", ret, len);
+			w->shorts++;
+		}
+		for (i = 0; !w->write && i < (size_t)ret; i++)
+			if (buf[i] != cma_pat(base + i, x->rreg.seed))
+				return wfail(w, __LINE__, "byte %zd of %zd wrong", i, ret);
+	}
+	free(buf);
+	return NULL;
+}
+
+static long t_remap_thread_running;
+
+/* In the target: unmap, remap, protect and zap pages of x.rreg in a loop. */
+static void *remapper(void *arg)
+{
+	struct cma_region *r = arg;
+	size_t page = cma_page(), npages = r->len / page;
+	unsigned int n = 0;
+
+	__atomic_store_n(&t_remap_thread_running, 1, __ATOMIC_RELEASE);
+	for (;; n++) {
+		size_t k = (n * 7) % npages;
+		char *p = r->addr + k * page;
+
+		switch (n % 4) {
+		case 0:
+			munmap(p, page);
+			usleep(50);
+			mmap(p, page, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, r->fd,
+			     k * page);
+			break;
+		case 1:
+			mprotect(p, page, PROT_NONE);
+			usleep(50);
+			mprotect(p, page, PROT_READ | PROT_WRITE);
+			break;
+		case 2:
+			mmap(p, 2 * page > r->len - k * page ? page : 2 * page,
+			     PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, r->fd, k * page);
+			break;
+		default:
+			madvise(p, page, MADV_DONTNEED);
+			break;
+		}
+		usleep(20);
+	}
+	return NULL;
+}
+
+static long t_start_remapper(struct cma_mbox *mb)
+{
+	pthread_t th;
+
+	errno = pthread_create(&th, NULL, remapper, &mb->x.rreg);
+	if (errno)
+		return -1;
+	while (!__atomic_load_n(&t_remap_thread_running, __ATOMIC_ACQUIRE))
+		usleep(100);
+	return 0;
+}
+
+TEST_F(stress, target_remaps)
+{
+	struct worker w[NTHREADS];
+
+	ASSERT_EQ(0, cma_xfer_setup(&self->t, self->page, 32 * self->page, CMA_MEMFD));
+	ASSERT_EQ(0, cma_call(&self->t, t_start_remapper));
+	start_workers(_metadata, w, NTHREADS, &self->t, remap_worker);
+	join_workers(_metadata, w, NTHREADS);
+}
+
+static bool dying_check_data;
+
+/*
+ * Transfers while the target dies (or execs): full or short counts, EFAULT
+ * or ESRCH, until ESRCH shows the target is gone.  Writers store the bytes
+ * that are already there, so what readers get can be checked, unless the
+ * target execs and its memory becomes something else.
+ */
+static void *dying_worker(void *arg)
+{
+	struct worker *w = arg;
+	struct cma_xfer *x = &w->t->mb->x;
+	size_t len = x->rreg.len - 200, i;
+	uintptr_t base = (uintptr_t)x->rreg.addr + 100;
+	struct iovec r = { (void *)base, len }, l;
+	unsigned char *buf = malloc(len);
+	ssize_t ret = 0;
+
+	if (!buf)
+		return wfail(w, __LINE__, "out of memory", 0, 0);
+	l.iov_base = buf;
+	l.iov_len = len;
+	w->write = w->id & 1;
+	while (cma_now() < w->until + 5) {
+		for (i = 0; i < len; i++)
+			buf[i] = w->write ? cma_pat(base + i, x->rreg.seed) : 0;
+		ret = cma_rw(w->write, w->t->pid, &l, 1, &r, 1, 0);
+		w->ops++;
+		if (ret == -1 && errno == ESRCH)
+			break;
+		if (ret == -1) {
+			if (errno != EFAULT)
+				return wfail(w, __LINE__, "returned -1 with errno %zd", errno, 0);
+			w->errors++;
+			continue;
+		}
+		if (ret <= 0 || ret > (ssize_t)len)
+			return wfail(w, __LINE__, "returned %zd of %zd", ret, len);
+		if (ret < (ssize_t)len)
+			w->shorts++;
+		for (i = 0; dying_check_data && !w->write && i < (size_t)ret; i++)
+			if (buf[i] != cma_pat(base + i, x->rreg.seed))
+				return wfail(w, __LINE__, "byte %zd of %zd wrong", i, ret);
+	}
+	if (!(ret == -1 && errno == ESRCH))
+		return wfail(w, __LINE__, "no ESRCH after the target died", 0, 0);
+	free(buf);
+	return NULL;
+}
+
+/* Runs in the target and never returns: exec a shell that exits soon. */
+static long t_exec_shell(struct cma_mbox *mb)
+{
+	execl("/bin/sh", "sh", "-c", "sleep 0.5 || sleep 1", (char *)NULL);
+	_exit(0);
+}
+
+static void run_dying(struct __test_metadata *_metadata, struct cma_target *t, bool exec)
+{
+	uintptr_t fn = (uintptr_t)t_exec_shell;
+	struct worker w[NTHREADS];
+	int i;
+
+	ASSERT_EQ(0, cma_xfer_setup(t, cma_page(), 16 * cma_page(), CMA_ANON));
+	dying_check_data = !exec;
+	start_workers(_metadata, w, NTHREADS, t, dying_worker);
+	usleep(300 * 1000);
+	if (exec) {
+		/* No answer comes back: the target execs, then exits. */
+		ASSERT_EQ(sizeof(fn), write(t->cmd, &fn, sizeof(fn)));
+	} else {
+		kill(t->pid, SIGKILL);
+	}
+	waitpid(t->pid, NULL, 0);
+	t->pid = 0;
+	join_workers(_metadata, w, NTHREADS);
+	for (i = 0; i < NTHREADS; i++)
+		EXPECT_LT(0, w[i].ops);
+}
+
+TEST_F(stress, target_killed)
+{
+	run_dying(_metadata, &self->t, false);
+}
+
+TEST_F(stress, target_execs)
+{
+	if (access("/bin/sh", X_OK))
+		SKIP(return, "no /bin/sh to exec");
+	run_dying(_metadata, &self->t, true);
+}
+
+/* Read 1 GiB per call (1024 x 1 MiB, the same pages over and over) forever. */
+static long huge_reader(void *arg)
+{
+	struct cma_target *t = arg;
+	struct cma_xfer *x = &t->mb->x;
+	static struct iovec l[CMA_IOV_MAX], r[CMA_IOV_MAX];
+	char *buf = malloc(1 << 20);
+	int i, ready = t->mb->arg[0];
+
+	if (!buf)
+		return -1;
+	for (i = 0; i < CMA_IOV_MAX; i++) {
+		l[i].iov_base = buf;
+		l[i].iov_len = 1 << 20;
+		r[i].iov_base = x->rreg.addr;
+		r[i].iov_len = 1 << 20;
+	}
+	if (write(ready, "", 1) != 1)
+		return -1;
+	for (;;)
+		cma_readv(t->pid, l, CMA_IOV_MAX, r, CMA_IOV_MAX, 0);
+	return 0;
+}
+
+/* SIGKILL ends a caller promptly even in the middle of a 1 GiB transfer. */
+TEST_F(stress, sigkill_during_1g_transfer)
+{
+	int status, ready[2];
+	double t0, dt;
+	pid_t pid;
+	char c;
+
+	ASSERT_EQ(0, cma_xfer_setup(&self->t, self->page, 1 << 20, CMA_ANON));
+	ASSERT_EQ(0, pipe(ready));
+	self->t.mb->arg[0] = ready[1];
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		huge_reader(&self->t);
+		_exit(1);
+	}
+	close(ready[1]);
+	ASSERT_EQ(1, read(ready[0], &c, 1));
+	usleep(300 * 1000);
+	t0 = cma_now();
+	kill(pid, SIGKILL);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	dt = cma_now() - t0;
+	EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	EXPECT_GT(3000, (int)(dt * 1000)) TH_LOG("the caller took %.3f s to die", dt);
+}
+
+TEST_HARNESS_MAIN
