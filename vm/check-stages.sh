@@ -3,7 +3,7 @@
 # is one stage: exit status 0 pass, 77 skip, anything else fail.
 
 CHECK_STAGES="base series-sync series-am checkpatch kernel-doc bisect kernel w1-sparse \
-cross-i386 cross-arm64 selftests-build vm-exit-status vm-add loggate demo vm-selftests \
+cross-i386 cross-arm64 docs man-page selftests-build vm-exit-status vm-add loggate demo vm-selftests \
 vm-glibc native-selftests"
 
 st_base() { "$ROOT/vm/base.sh"; }
@@ -19,6 +19,7 @@ st_checkpatch() {
 		out=$(cd "$B/am" && PATH=/usr/bin:$PATH perl scripts/checkpatch.pl --strict "$p" 2>&1)
 		echo "$out" | tail -n 3
 		echo "$out" | grep -q '^total: 0 errors, 0 warnings, 0 checks' || { echo "$out"; bad=1; }
+		echo "$out" | grep -q 'Traceback' && { echo "$out"; bad=1; }
 	done
 	return $bad
 }
@@ -167,3 +168,26 @@ st_vm_glibc() {
 st_native_selftests() {
 	"$B/add/selftests/cma/run-tests" x86_64 i386
 }
+
+# Documentation/cma.rst parses cleanly with docutils; get_maintainer.pl
+# names our MAINTAINERS entry for our files.
+st_docs() {
+	local f out
+	need python3-docutils
+	out=$(/usr/bin/python3 - "$B/tree/Documentation/cma.rst" <<'PY' 2>&1
+import sys, docutils.core
+docutils.core.publish_doctree(open(sys.argv[1]).read(), source_path=sys.argv[1],
+                              settings_overrides={'report_level': 2, 'halt_level': 2})
+PY
+)
+	[ -z "$out" ] || { echo "$out"; return 1; }
+	echo "Documentation/cma.rst: docutils clean"
+	for f in mm/process_vm_access.c include/uapi/linux/process_vm.h \
+		 tools/testing/selftests/cma/cma_basic.c Documentation/cma.rst; do
+		out=$(cd "$B/tree" && perl scripts/get_maintainer.pl --no-git --no-git-fallback -f "$f" 2>&1)
+		echo "$f: $(echo "$out" | tr '\n' ' ')"
+		echo "$out" | grep -q "$CMA_EMAIL" || { echo "get_maintainer does not name the entry for $f"; return 1; }
+	done
+}
+
+st_man_page() { need man-db groff-base; sh "$ROOT/man/check.sh"; }

@@ -21,6 +21,7 @@ selftests() {
 	rm -rf "$out"
 	mkdir -p "$out"
 	for abi in x86_64:-m64 i386:-m32 x32:-mx32; do
+		mkdir -p "$out/${abi%%:*}"
 		make -s -C "$src" OUTPUT="$out/${abi%%:*}" CC="gcc ${abi#*:} -static" \
 			KHDR_INCLUDES="-isystem $hdr/include" >"$B/selftests-${abi%%:*}.log" 2>&1 || {
 			cat "$B/selftests-${abi%%:*}.log" >&2
