@@ -94,6 +94,7 @@ struct bench_opts {
 	int pin;
 	unsigned seed;
 	unsigned timeout;	/* seconds per cell */
+	int mean;		/* a run's figure: mean, not median, of its iterations */
 	struct xopts xo;
 };
 

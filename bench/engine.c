@@ -10,8 +10,8 @@
  * so stamping, verifying and the barrier are never timed.  Each worker
  * times its own part of the exchange; as in hpcc, the slowest worker's
  * time is the iteration's (in ping-pong: the initiator's round trip).
- * Rank 0 turns these into one figure per run; the caller takes the
- * median, min and max over runs.
+ * Rank 0 takes the median over a run's iterations as the run's figure;
+ * the caller takes the median, min and max over runs.
  *
  * Flow control between workers is a per-process doorbell: whoever changes
  * state a peer waits for bumps the peer's bell, and wakes it with a futex
@@ -68,7 +68,7 @@ static long futex(_Atomic uint32_t *addr, int op, uint32_t val)
 /* Spin-mode waiting: pause, and let an oversubscribed CPU run others. */
 static void spin_once(unsigned *n)
 {
-	if (++*n % 1024 == 0)
+	if (++*n % 4096 == 0)
 		sched_yield();
 	else
 		cpu_relax();
@@ -408,67 +408,85 @@ static void exchange(struct proc *p, uint64_t seq, unsigned it)
 	sh->call[it][p->rank] = call;
 }
 
-/* Rank 0, between runs: turn iteration times into this run's figures. */
-static double summarize(const struct proc *p, unsigned iters, unsigned run)
+static int cmp_u64(const void *a, const void *b)
 {
-	const struct cell *c = p->c;
-	int pingpong = (c->pat == P_PINGPONG || c->pat == P_SWEEP) && c->x != X_MEMCPY;
-	uint64_t total = 0, call = 0;
-	unsigned it, r, msgs;
-	double msg_ns;
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 
-	for (it = 0; it < iters; it++) {
-		uint64_t longest = 0;
-
-		/* as hpcc: each process times itself, the slowest counts */
-		for (r = 0; r < p->nprocs; r++) {
-			uint64_t d = sh->end[it][r] - sh->start[it][r];
-
-			if (!pingpong || r == 0)
-				longest = d > longest ? d : longest;
-			call += sh->call[it][r];
-		}
-		total += longest;
-	}
-	/* ping-pong: a message is half a round trip; a ring moves one
-	 * message per process and iteration */
-	msg_ns = (double)total / iters / (pingpong ? 2 : 1);
-	msgs = pingpong ? 2 : c->pat == P_RING || c->pat == P_RANDOM ? p->nprocs : 1;
-	if (run > 0) {
-		struct result *res = &sh->res;
-
-		res->bw[run - 1] = p->lay->len / msg_ns * 1e3;
-		res->us[run - 1] = msg_ns / 1e3;
-		res->call_us[run - 1] = (double)call / iters / msgs / 1e3;
-	}
-	return msg_ns;
+	return x < y ? -1 : x > y;
 }
 
+static uint64_t median_u64(uint64_t *v, unsigned n)
+{
+	qsort(v, n, sizeof(*v), cmp_u64);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* The time of iteration it: as in hpcc each process times itself and the
+ * slowest counts; in ping-pong only the initiator's round trip counts. */
+static uint64_t iter_ns(const struct proc *p, unsigned it, int pingpong)
+{
+	uint64_t longest = 0;
+	unsigned r;
+
+	for (r = 0; r < (pingpong ? 1 : p->nprocs); r++) {
+		uint64_t d = sh->end[it][r] - sh->start[it][r];
+
+		longest = d > longest ? d : longest;
+	}
+	return longest;
+}
+
+/*
+ * Rank 0, after a timed run: the run's figure is the median over its
+ * iterations (the mean with --mean), so that a preemption by other work
+ * on a shared machine spoils one iteration, not the run.  Ping-pong: a message is half a
+ * round trip.  Calls are per call: a ring makes one per process.
+ */
+static void summarize(const struct proc *p, unsigned iters, unsigned run)
+{
+	static uint64_t t[MAX_ITERS], calls[MAX_ITERS];
+	const struct cell *c = p->c;
+	int pingpong = (c->pat == P_PINGPONG || c->pat == P_SWEEP) && c->x != X_MEMCPY;
+	unsigned it, r, per_iter;
+	struct result *res = &sh->res;
+	double msg_ns;
+
+	per_iter = pingpong ? 2 : c->pat == P_RING || c->pat == P_RANDOM ? p->nprocs : 1;
+	for (it = 0; it < iters; it++) {
+		t[it] = iter_ns(p, it, pingpong);
+		calls[it] = 0;
+		for (r = 0; r < p->nprocs; r++)
+			calls[it] += sh->call[it][r];
+	}
+	if (p->o->mean) {
+		double st = 0, sc = 0;
+
+		for (it = 0; it < iters; it++) {
+			st += t[it];
+			sc += calls[it];
+		}
+		msg_ns = st / iters / (pingpong ? 2 : 1);
+		res->call_us[run - 1] = sc / iters / per_iter / 1e3;
+	} else {
+		msg_ns = (double)median_u64(t, iters) / (pingpong ? 2 : 1);
+		res->call_us[run - 1] = (double)median_u64(calls, iters) / per_iter / 1e3;
+	}
+	res->bw[run - 1] = p->lay->len / msg_ns * 1e3;
+	res->us[run - 1] = msg_ns / 1e3;
+}
+
+/* After the warm-up run: enough iterations for opts->target_ms a run. */
 static void set_iters(const struct proc *p)
 {
-	double est[WARMUP_ITERS], t;
-	unsigned i, j, n = 0;
+	uint64_t est[WARMUP_ITERS];
+	unsigned i;
+	double n;
 
 	/* the median of the warm-up iterations after the first */
-	for (i = 1; i < WARMUP_ITERS; i++) {
-		uint64_t longest = 0;
-
-		for (j = 0; j < p->nprocs; j++) {
-			uint64_t d = sh->end[i][j] - sh->start[i][j];
-
-			longest = d > longest ? d : longest;
-		}
-		est[n++] = longest;
-	}
-	for (i = 0; i < n; i++)
-		for (j = i + 1; j < n; j++)
-			if (est[j] < est[i]) {
-				t = est[i];
-				est[i] = est[j];
-				est[j] = t;
-			}
-	t = p->o->target_ms * 1e6 / (est[n / 2] > 1 ? est[n / 2] : 1);
-	sh->iters = t < 1 ? 1 : t > MAX_ITERS ? MAX_ITERS : (unsigned)t;
+	for (i = 1; i < WARMUP_ITERS; i++)
+		est[i - 1] = iter_ns(p, i, 0);
+	n = p->o->target_ms * 1e6 / (double)(median_u64(est, WARMUP_ITERS - 1) + 1);
+	sh->iters = n < 1 ? 1 : n > MAX_ITERS ? MAX_ITERS : (unsigned)n;
 }
 
 static void pin(unsigned rank)
@@ -551,9 +569,10 @@ static void worker(struct proc *p)
 		}
 		barrier(p);
 		if (p->rank == 0) {
-			summarize(p, iters, run);
 			if (run == 0)
 				set_iters(p);
+			else
+				summarize(p, iters, run);
 		}
 		barrier(p);
 	}
@@ -719,7 +738,7 @@ void run_cell(const struct cell *c, const struct bench_opts *o, struct result *r
 
 	*r = sh->res;
 	r->runs = o->runs;
-	r->has_call = c->x == X_CMA_READ || c->x == X_CMA_WRITE;
+	r->has_call = c->x == X_CMA_READ || c->x == X_CMA_WRITE || c->x == X_IDEAL;
 	snprintf(r->wait, sizeof(r->wait), "%s", p.spin ? "spin" : "futex");
 	munmap(sh, sizeof(*sh));
 	free_shared();

@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
+#include <stdarg.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +36,7 @@ static struct {
 	size_t msg, lat;
 	FILE *csv;
 	const char *note;
+	unsigned rounds;
 	int quick;
 } opt;
 
@@ -261,9 +263,11 @@ static void header(void)
 		printf("note: %s\n", opt.note);
 	printf("THP: %s; shmem THP: %s%s\n", thp, shmem,
 	       thp_available() ? "" : "  (THP unavailable: 'thp' rows use 4 KiB pages)");
-	printf("settings: %u timed runs after 1 warm-up run, ~%.0f ms each; median (min-max) per cell;\n"
+	printf("settings: %u round(s) of %u timed runs, each after 1 warm-up run, ~%.0f ms a run;\n"
+	       "  a run's figure is the %s of its iterations; a cell shows the median (min-max)\n"
+	       "  over all its runs; rounds interleave the cells;\n"
 	       "  flow control %s; workers %s; shm fragments %s x %u; pipe %s\n",
-	       opt.b.runs, opt.b.target_ms,
+	       opt.rounds, opt.b.runs, opt.b.target_ms, opt.b.mean ? "mean" : "median",
 	       opt.b.wait == W_SPIN ? "spin" : opt.b.wait == W_FUTEX ? "futex" :
 	       "spin where processes <= CPUs, futex beyond",
 	       opt.b.pin ? "pinned round-robin to CPUs" : "not pinned",
@@ -274,8 +278,9 @@ static void header(void)
 		if (opt.note)
 			fprintf(opt.csv, "# note: %s\n", opt.note);
 		fprintf(opt.csv, "# THP: %s; shmem THP: %s\n", thp, shmem);
-		fprintf(opt.csv, "# runs %u, target %.0f ms, frag %zu x %u, pipe %zu\n",
-			opt.b.runs, opt.b.target_ms, opt.b.xo.frag, opt.b.xo.slots,
+		fprintf(opt.csv, "# rounds %u, runs %u, target %.0f ms, run figure %s of iterations, "
+			"frag %zu x %u, pipe %zu\n",
+			opt.rounds, opt.b.runs, opt.b.target_ms, opt.b.mean ? "mean" : "median", opt.b.xo.frag, opt.b.xo.slots,
 			opt.b.xo.pipe_size);
 		fprintf(opt.csv, "pattern,transport,pages,procs,size,shape,metric,median,min,max,runs,iters,wait\n");
 	}
@@ -290,41 +295,121 @@ static void header(void)
 
 /* ---- measuring ------------------------------------------------------------- */
 
-static void csv_row(const struct cell *c, const struct result *r, const char *metric,
-		    struct stat3 s)
+/*
+ * The tables are walked rounds + 1 times: each of the first --rounds walks
+ * measures every cell once (opts.runs timed runs), the last one prints.
+ * With more than one round, a burst of foreign load on this noisy machine
+ * hits all transports alike instead of the few measured during the burst.
+ */
+struct acc {
+	struct cell c;
+	unsigned n, iters;
+	double bw[MAX_RUNS], us[MAX_RUNS], call[MAX_RUNS];
+	int has_call, skipped;
+	long thp_kb;
+	char wait[8];
+};
+
+static struct acc accs[1024];
+static unsigned naccs, ncells_done;
+static int collecting;
+
+/* printf for the tables: silent while collecting */
+static void out(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void out(const char *fmt, ...)
 {
+	va_list ap;
+
+	if (collecting)
+		return;
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	fflush(stdout);
+}
+
+static struct acc *find_acc(const struct cell *c)
+{
+	unsigned i;
+
+	for (i = 0; i < naccs; i++) {
+		const struct cell *d = &accs[i].c;
+
+		if (d->x == c->x && d->pat == c->pat && d->pages == c->pages &&
+		    d->nprocs == c->nprocs && d->size == c->size && d->shape == c->shape)
+			return &accs[i];
+	}
+	if (naccs == sizeof(accs) / sizeof(accs[0]))
+		die("too many cells");
+	accs[naccs].c = *c;
+	accs[naccs].thp_kb = -1;
+	return &accs[naccs++];
+}
+
+static void csv_row(const struct acc *a, const char *metric, struct stat3 s)
+{
+	const struct cell *c = &a->c;
+
 	if (!opt.csv)
 		return;
 	fprintf(opt.csv, "%s,%s,%s,%u,%zu,%s,%s,%.6g,%.6g,%.6g,%u,%u,%s\n",
 		pattern_names[c->pat], xports[c->x].name, c->pages == PG_THP ? "thp" : "4k",
 		c->nprocs, c->size, c->shape ? c->shape : "-", metric, s.med, s.min, s.max,
-		r->runs, r->iters, r->wait);
+		a->n, a->iters, a->wait);
 	fflush(opt.csv);
 }
 
-/* Measure one cell; false if the transport is unavailable. */
+/*
+ * Collecting: measure one cell and keep its runs.  Printing: the figures
+ * of the cell over all rounds, written to the CSV too; false if the
+ * transport is unavailable.
+ */
 static int measure(struct cell *c, struct stat3 *bw, struct stat3 *us, struct stat3 *call)
 {
 	struct result r;
+	struct acc *a;
+	unsigned i;
 
 	if (!x_ok[c->x])
 		return 0;
 	if (c->x == X_MEMCPY && c->pat != P_RING && c->pat != P_RANDOM)
 		c->nprocs = 1;
-	run_cell(c, &opt.b, &r);
-	if (r.status)
+	a = find_acc(c);
+	if (collecting) {
+		if (isatty(2))
+			fprintf(stderr, "\rcmabench: round %u/%u, %u cells measured ",
+				ncells_done / (naccs ? naccs : 1) + 1, opt.rounds, ncells_done);
+		ncells_done++;
+		run_cell(c, &opt.b, &r);
+		if (r.status) {
+			a->skipped = 1;
+			return 0;
+		}
+		for (i = 0; i < r.runs && a->n < MAX_RUNS; i++, a->n++) {
+			a->bw[a->n] = r.bw[i];
+			a->us[a->n] = r.us[i];
+			a->call[a->n] = r.call_us[i];
+		}
+		a->has_call = r.has_call;
+		a->iters = r.iters;
+		memcpy(a->wait, r.wait, sizeof(a->wait));
+		if (a->thp_kb < 0 || r.thp_kb < a->thp_kb)
+			a->thp_kb = r.thp_kb;
 		return 0;
-	*bw = stats(r.bw, r.runs);
-	*us = stats(r.us, r.runs);
-	csv_row(c, &r, "MB/s", *bw);
-	csv_row(c, &r, "us", *us);
-	if (r.has_call) {
-		*call = stats(r.call_us, r.runs);
-		csv_row(c, &r, "call_us", *call);
+	}
+	if (a->skipped || !a->n)
+		return 0;
+	*bw = stats(a->bw, a->n);
+	*us = stats(a->us, a->n);
+	csv_row(a, "MB/s", *bw);
+	csv_row(a, "us", *us);
+	if (a->has_call) {
+		*call = stats(a->call, a->n);
+		csv_row(a, "call_us", *call);
 	}
 	if (c->pages == PG_THP) {
 		thp_cells++;
-		if (r.thp_kb <= 0)
+		if (a->thp_kb <= 0)
 			thp_missing++;
 	}
 	return 1;
@@ -334,30 +419,28 @@ static void pingpong_table(void)
 {
 	int x;
 
-	printf("\n== Ping-pong, 2 processes, %s pages: bandwidth at %s, latency at %s "
-	       "(half round trip)\n", opt.table_pages == PG_THP ? "THP" : "4 KiB",
-	       fmt_size(opt.msg), fmt_size(opt.lat));
-	printf("%-10s %-26s %-26s\n", "transport", "MB/s", "latency us");
+	out("\n== Ping-pong, 2 processes, %s pages: bandwidth at %s, latency at %s "
+	    "(half round trip)\n", opt.table_pages == PG_THP ? "THP" : "4 KiB",
+	    fmt_size(opt.msg), fmt_size(opt.lat));
+	out("%-10s %-26s %-26s\n", "transport", "MB/s", "latency us");
 	for (x = 0; x < X_NR; x++) {
 		struct cell c = { .x = x, .pat = P_PINGPONG, .pages = opt.table_pages, .nprocs = 2 };
 		struct stat3 bw, us, call, lbw;
 
 		if (!opt.xsel[x])
 			continue;
-		printf("%-10s ", xports[x].name);
-		fflush(stdout);
+		out("%-10s ", xports[x].name);
 		c.size = opt.msg;
-		if (!measure(&c, &bw, &us, &call)) {
-			printf("n/a\n");
-			continue;
-		}
-		printf("%-26s ", fmt_stat(bw));
-		fflush(stdout);
+		if (measure(&c, &bw, &us, &call))
+			out("%-26s ", fmt_stat(bw));
+		else
+			out("%-26s ", "n/a");
 		c.size = opt.lat;
 		c.nprocs = 2;
-		measure(&c, &lbw, &us, &call);
-		printf("%s%s\n", fmt_stat(us), x == X_MEMCPY ? "  (one copy, one process)" : "");
-		fflush(stdout);
+		if (measure(&c, &lbw, &us, &call))
+			out("%s%s\n", fmt_stat(us), x == X_MEMCPY ? "  (one copy, one process)" : "");
+		else
+			out("n/a\n");
 	}
 }
 
@@ -366,30 +449,28 @@ static void ring_table(enum pattern_id pat)
 	unsigned i;
 	int x;
 
-	printf("\n== %s ring, %s per message, %s pages: MB/s per process\n",
-	       pat == P_RING ? "Naturally ordered" : "Randomly ordered", fmt_size(opt.msg),
-	       opt.table_pages == PG_THP ? "THP" : "4 KiB");
-	printf("%-10s", "transport");
+	out("\n== %s ring, %s per message, %s pages: MB/s per process\n",
+	    pat == P_RING ? "Naturally ordered" : "Randomly ordered", fmt_size(opt.msg),
+	    opt.table_pages == PG_THP ? "THP" : "4 KiB");
+	out("%-10s", "transport");
 	for (i = 0; i < opt.nprocs; i++)
-		printf(" %-2u %-23s", opt.procs[i], "procs");
-	printf("\n");
+		out(" %-2u %-23s", opt.procs[i], "procs");
+	out("\n");
 	for (x = 0; x < X_NR; x++) {
 		if (!opt.xsel[x])
 			continue;
-		printf("%-10s", xports[x].name);
-		fflush(stdout);
+		out("%-10s", xports[x].name);
 		for (i = 0; i < opt.nprocs; i++) {
 			struct cell c = { .x = x, .pat = pat, .pages = opt.table_pages,
 					  .nprocs = opt.procs[i], .size = opt.msg };
 			struct stat3 bw, us, call;
 
 			if (measure(&c, &bw, &us, &call))
-				printf(" %-26s", fmt_stat(bw));
+				out(" %-26s", fmt_stat(bw));
 			else
-				printf(" %-26s", "n/a");
-			fflush(stdout);
+				out(" %-26s", "n/a");
 		}
-		printf("\n");
+		out("\n");
 	}
 }
 
@@ -398,29 +479,27 @@ static void sweep_table(enum pages_id pages)
 	unsigned i;
 	int x;
 
-	printf("\n== Size sweep, ping-pong between 2 processes, %s: MB/s (median)\n",
-	       pages == PG_THP ? "THP-backed buffers (MADV_HUGEPAGE)" : "4 KiB pages");
-	printf("%-10s", "transport");
+	out("\n== Size sweep, ping-pong between 2 processes, %s: MB/s (median)\n",
+	    pages == PG_THP ? "THP-backed buffers (MADV_HUGEPAGE)" : "4 KiB pages");
+	out("%-10s", "transport");
 	for (i = 0; i < opt.nsizes; i++)
-		printf(" %8s", fmt_size(opt.sizes[i]));
-	printf("\n");
+		out(" %8s", fmt_size(opt.sizes[i]));
+	out("\n");
 	for (x = 0; x < X_NR; x++) {
 		if (!opt.xsel[x])
 			continue;
-		printf("%-10s", xports[x].name);
-		fflush(stdout);
+		out("%-10s", xports[x].name);
 		for (i = 0; i < opt.nsizes; i++) {
 			struct cell c = { .x = x, .pat = P_SWEEP, .pages = pages, .nprocs = 2,
 					  .size = opt.sizes[i] };
 			struct stat3 bw, us, call;
 
 			if (measure(&c, &bw, &us, &call))
-				printf(" %8.0f", bw.med);
+				out(" %8.0f", bw.med);
 			else
-				printf(" %8s", "n/a");
-			fflush(stdout);
+				out(" %8s", "n/a");
 		}
-		printf("\n");
+		out("\n");
 	}
 }
 
@@ -431,44 +510,42 @@ static void gather_table(void)
 	unsigned s;
 	int x;
 
-	printf("\n== Fine-grained gather, 2 processes, one-way message of 64 KiB, %s pages: us per message\n"
-	       "   gather = 1024 x 64 B elements of 16 pages in shuffled order; vector = 1024 x 64 B,\n"
-	       "   stride 128 B; contig = one 64 KiB element.  The layout is in the sender;\n"
-	       "   shm/pipe/io_uring/vmsplice pack it (writev/vmsplice take the 1024 iovecs)\n",
-	       opt.table_pages == PG_THP ? "THP" : "4 KiB");
-	printf("%-10s %-24s %-24s %-24s\n", "transport", shapes[0], shapes[1], shapes[2]);
+	out("\n== Fine-grained gather, 2 processes, one-way message of 64 KiB, %s pages: us per message\n"
+	    "   gather = 1024 x 64 B elements of 16 pages in shuffled order; vector = 1024 x 64 B,\n"
+	    "   stride 128 B; contig = one 64 KiB element.  The layout is in the sender;\n"
+	    "   shm/pipe/io_uring/vmsplice pack it (writev/vmsplice take the 1024 iovecs)\n",
+	    opt.table_pages == PG_THP ? "THP" : "4 KiB");
+	out("%-10s %-24s %-24s %-24s\n", "transport", shapes[0], shapes[1], shapes[2]);
 	for (x = 0; x < X_NR; x++) {
 		if (!opt.xsel[x])
 			continue;
-		printf("%-10s", xports[x].name);
-		fflush(stdout);
+		out("%-10s", xports[x].name);
 		for (s = 0; s < 3; s++) {
 			struct cell c = { .x = x, .pat = P_GATHER, .pages = opt.table_pages,
 					  .nprocs = 2, .size = GATHER_LEN, .shape = shapes[s] };
 			struct stat3 bw, us, call;
 
 			if (measure(&c, &bw, &us, &call)) {
-				printf(" %-24s", fmt_stat(us));
+				out(" %-24s", fmt_stat(us));
 				if (c.x == X_CMA_READ || c.x == X_CMA_WRITE) {
 					cma_call[x][s] = call;
 					have_call[x] = 1;
 				}
 			} else {
-				printf(" %-24s", "n/a");
+				out(" %-24s", "n/a");
 			}
-			fflush(stdout);
 		}
-		printf("\n");
+		out("\n");
 	}
 	for (x = 0; x < X_NR; x++) {
 		if (!have_call[x])
 			continue;
-		printf("%-10s per call (us inside %s): gather %s, vector %s, contig %s; "
-		       "gather/contig %.1fx\n", xports[x].name,
-		       x == X_CMA_READ ? "process_vm_readv, 1024 remote iovecs" :
-		       "process_vm_writev, 1024 local iovecs",
-		       fmt_stat(cma_call[x][0]), fmt_stat(cma_call[x][1]),
-		       fmt_stat(cma_call[x][2]), cma_call[x][0].med / cma_call[x][2].med);
+		out("%-10s per call (us inside %s): gather %s, vector %s, contig %s; "
+		    "gather/contig %.1fx\n", xports[x].name,
+		    x == X_CMA_READ ? "process_vm_readv, 1024 remote iovecs" :
+		    "process_vm_writev, 1024 local iovecs",
+		    fmt_stat(cma_call[x][0]), fmt_stat(cma_call[x][1]),
+		    fmt_stat(cma_call[x][2]), cma_call[x][0].med / cma_call[x][2].med);
 	}
 }
 
@@ -490,7 +567,11 @@ static void usage(FILE *f)
 "  -P, --pages LIST       sweep page kinds: 4k,thp (default both)\n"
 "      --table-pages KIND pages for the ping-pong, ring and gather tables (default 4k)\n"
 "  -r, --runs N           timed runs per cell, >= 5 (default 5), after 1 warm-up run\n"
+"  -R, --rounds K         measure every cell K times, interleaved (default 1); the\n"
+"                         figures are then over K x N runs\n"
 "      --target-ms MS     length of one timed run (default 40)\n"
+"      --mean             a run's figure is the mean of its iterations (as hpcc),\n"
+"                         not their median; sensitive to other load\n"
 "      --wait MODE        auto, spin or futex (default auto: spin when processes <= CPUs)\n"
 "      --frag SIZE        shm fragment size (default 32K)\n"
 "      --slots N          shm ring depth in fragments, 1..64 (default 8)\n"
@@ -506,7 +587,7 @@ static void usage(FILE *f)
 }
 
 enum { O_TABLE_PAGES = 256, O_TARGET, O_WAIT, O_FRAG, O_SLOTS, O_PIPE, O_NOPIN, O_SEED, O_TIMEOUT,
-       O_NOTE };
+       O_NOTE, O_MEAN };
 
 static void parse(int argc, char **argv)
 {
@@ -514,10 +595,11 @@ static void parse(int argc, char **argv)
 		{ "transports", 1, 0, 't' }, { "patterns", 1, 0, 'p' }, { "procs", 1, 0, 'n' },
 		{ "msg", 1, 0, 'm' }, { "lat", 1, 0, 'l' }, { "sizes", 1, 0, 's' },
 		{ "pages", 1, 0, 'P' }, { "table-pages", 1, 0, O_TABLE_PAGES },
-		{ "runs", 1, 0, 'r' }, { "target-ms", 1, 0, O_TARGET }, { "wait", 1, 0, O_WAIT },
+		{ "runs", 1, 0, 'r' }, { "rounds", 1, 0, 'R' }, { "target-ms", 1, 0, O_TARGET }, { "wait", 1, 0, O_WAIT },
 		{ "frag", 1, 0, O_FRAG }, { "slots", 1, 0, O_SLOTS }, { "pipe-size", 1, 0, O_PIPE },
 		{ "no-pin", 0, 0, O_NOPIN }, { "seed", 1, 0, O_SEED }, { "timeout", 1, 0, O_TIMEOUT },
 		{ "quick", 0, 0, 'q' }, { "csv", 1, 0, 'c' }, { "note", 1, 0, O_NOTE },
+		{ "mean", 0, 0, O_MEAN },
 		{ "help", 0, 0, 'h' }, { 0 }
 	};
 	const char *xs = "all", *ps = "all", *pgs = "4k,thp", *sizes = NULL, *procs = NULL;
@@ -525,6 +607,7 @@ static void parse(int argc, char **argv)
 	int c;
 
 	opt.b.runs = 5;
+	opt.rounds = 1;
 	opt.b.target_ms = 40;
 	opt.b.pin = 1;
 	opt.b.seed = 1;
@@ -533,7 +616,7 @@ static void parse(int argc, char **argv)
 	opt.lat = 8;
 	opt.table_pages = PG_4K;
 
-	while ((c = getopt_long(argc, argv, "t:p:n:m:l:s:P:r:qc:h", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "t:p:n:m:l:s:P:r:R:qc:h", lo, NULL)) != -1) {
 		switch (c) {
 		case 't': xs = optarg; break;
 		case 'p': ps = optarg; break;
@@ -551,6 +634,11 @@ static void parse(int argc, char **argv)
 			opt.b.runs = atoi(optarg);
 			if (opt.b.runs < 5 || opt.b.runs > MAX_RUNS)
 				die("--runs wants 5..%d: a median of fewer runs is not a figure", MAX_RUNS);
+			break;
+		case 'R':
+			opt.rounds = atoi(optarg);
+			if (opt.rounds < 1)
+				die("--rounds wants a positive number");
 			break;
 		case O_TARGET:
 			opt.b.target_ms = atof(optarg);
@@ -575,6 +663,7 @@ static void parse(int argc, char **argv)
 			break;
 		case O_PIPE: opt.b.xo.pipe_size = parse_size(optarg); break;
 		case O_NOPIN: opt.b.pin = 0; break;
+		case O_MEAN: opt.b.mean = 1; break;
 		case O_SEED: opt.b.seed = strtoul(optarg, NULL, 0); break;
 		case O_TIMEOUT: opt.b.timeout = strtoul(optarg, NULL, 0); break;
 		case 'q': opt.quick = 1; break;
@@ -590,6 +679,8 @@ static void parse(int argc, char **argv)
 	}
 	if (optind < argc)
 		die("unexpected argument '%s' (see --help)", argv[optind]);
+	if (opt.rounds * opt.b.runs > MAX_RUNS)
+		die("--rounds x --runs is at most %d", MAX_RUNS);
 
 	if (opt.quick) {
 		opt.b.target_ms = 4;
@@ -620,8 +711,36 @@ static void parse(int argc, char **argv)
 	}
 }
 
+static void tables(void)
+{
+	if (opt.psel[P_PINGPONG])
+		pingpong_table();
+	if (opt.psel[P_RING])
+		ring_table(P_RING);
+	if (opt.psel[P_RANDOM])
+		ring_table(P_RANDOM);
+	if (opt.psel[P_GATHER])
+		gather_table();
+	if (!opt.psel[P_SWEEP])
+		return;
+	if (opt.pages_sel[PG_4K])
+		sweep_table(PG_4K);
+	if (!opt.pages_sel[PG_THP])
+		return;
+	sweep_table(PG_THP);
+	if (!thp_available())
+		out("THP is unavailable on this kernel: the THP rows ran on 4 KiB pages\n");
+	else if (thp_missing)
+		out("THP check: in %u of %u cells no huge page backed the buffers\n",
+		    thp_missing, thp_cells);
+	else
+		out("THP check: huge pages backed the private buffers in all %u cells "
+		    "(AnonHugePages); shared ones (shm ring, ideal) follow shmem THP\n", thp_cells);
+}
+
 int main(int argc, char **argv)
 {
+	unsigned round;
 	int x;
 
 	parse(argc, argv);
@@ -635,30 +754,12 @@ int main(int argc, char **argv)
 		x_ok[X_URING] = 0;
 
 	header();
-	if (opt.psel[P_PINGPONG])
-		pingpong_table();
-	if (opt.psel[P_RING])
-		ring_table(P_RING);
-	if (opt.psel[P_RANDOM])
-		ring_table(P_RANDOM);
-	if (opt.psel[P_GATHER])
-		gather_table();
-	if (opt.psel[P_SWEEP]) {
-		if (opt.pages_sel[PG_4K])
-			sweep_table(PG_4K);
-		if (opt.pages_sel[PG_THP]) {
-			sweep_table(PG_THP);
-			if (!thp_available())
-				printf("THP is unavailable on this kernel: the THP rows ran on 4 KiB pages\n");
-			else if (thp_missing)
-				printf("THP check: in %u of %u cells no huge page backed the buffers\n",
-				       thp_missing, thp_cells);
-			else
-				printf("THP check: huge pages backed the private buffers in all %u cells "
-				       "(AnonHugePages); shared ones (shm ring, ideal) follow shmem THP\n",
-				       thp_cells);
-		}
+	for (round = 0; round <= opt.rounds; round++) {
+		collecting = round < opt.rounds;
+		tables();
 	}
+	if (isatty(2))
+		fprintf(stderr, "\n");
 	printf("\nload average at the end: %s\n", loadavg());
 	if (opt.csv) {
 		fprintf(opt.csv, "# load average at the end: %s\n", loadavg());

@@ -48,7 +48,7 @@ static void spin_wait(void)
 {
 	static unsigned n;
 
-	if (++n % 1024 == 0)
+	if (++n % 4096 == 0)
 		sched_yield();
 	else
 		cpu_relax();
@@ -174,8 +174,11 @@ static int pull_progress(struct proc *p, struct xfer *t, int ideal)
 			t->sdone = prog = 1;
 	}
 	if (!t->rdone && LOAD(t->in->sh->ready) == t->seq) {
-		if (ideal)
+		if (ideal) {
+			uint64_t t0 = now_ns();
 			layout_copy_out(p->lay, t->in->shbuf, 0, p->rbuf, p->lay->len);
+			t->call_ns += now_ns() - t0;
+		}
 		else
 			cma_pull(p, t, t->in);
 		STORE(t->in->sh->done, t->seq);

@@ -1,0 +1,38 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# make bench-vm: the benchmark inside the VM, on the patched kernel and on
+# stock 6.12 (mainline CMA), boots interleaved (ours, stock, ours, ...),
+# then ours/stock per cell.  QEMU here is TCG emulation: absolute figures
+# mean little; only the ratios between the two kernels, measured the same
+# way in alternating boots, do.
+#   ROUNDS=3            boots per kernel
+#   BENCH_VM_ARGS=...   cmabench options (default: CMA sweep and gather)
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+rounds=${ROUNDS:-3}
+args=${BENCH_VM_ARGS:--t cma-read,cma-write,memcpy -p sweep,gather -s 4K,64K,1M,4M -P 4k,thp -r 5 --target-ms 40}
+out=$B/bench-vm
+rm -rf "$out"
+mkdir -p "$out"
+
+"$ROOT/vm/series.sh" apply
+"$ROOT/vm/build.sh" patched >/dev/null
+"$ROOT/vm/build.sh" stock >/dev/null
+"$ROOT/vm/userspace.sh" bench
+
+for r in $(seq "$rounds"); do
+	for k in patched stock; do
+		stage "bench-vm: round $r/$rounds, $k kernel"
+		"$ROOT/vm/run" --kernel "$k" --timeout 1800 --add "$B/add/bench" -- sh -c \
+			"/bench/cmabench $args --note 'QEMU TCG emulation, $k kernel: only ratios mean anything' --csv /tmp/b.csv && echo CMA-CSV-BEGIN && cat /tmp/b.csv && echo CMA-CSV-END" \
+			>"$out/$k-$r.log" 2>&1 || die "bench-vm: the $k run $r failed (see $out/$k-$r.log)"
+		sed -n '/^CMA-CSV-BEGIN$/,/^CMA-CSV-END$/p' "$out/$k-$r.log" | sed '1d;$d' >"$out/$k-$r.csv"
+		[ -s "$out/$k-$r.csv" ] || die "bench-vm: no CSV from the $k run $r"
+	done
+done
+cat "$out"/patched-*.csv >"$out/ours.csv"
+cat "$out"/stock-*.csv >"$out/stock.csv"
+echo "== in-VM benchmark, QEMU TCG (emulated): ours/stock per cell, $rounds interleaved boots each =="
+sh "$ROOT/bench/compare.sh" "$out/ours.csv" "$out/stock.csv" | tee "$out/ratios.txt"
