@@ -67,6 +67,8 @@
 #define PVM_STACK_PAGES		32
 /* Largest window: one page of pointers, 2 MiB of 4 KiB pages. */
 #define PVM_MAX_PAGES		(PAGE_SIZE / sizeof(struct page *))
+/* Bytes copied between checks for a fatal signal and for rescheduling. */
+#define PVM_CHECK_BYTES		(PVM_MAX_PAGES * PAGE_SIZE)
 
 /**
  * struct pvm_xfer - state of one process_vm_readv/writev call
@@ -302,6 +304,7 @@ static size_t pvm_copy_span(struct pvm_xfer *x, struct page **pages,
 static ssize_t pvm_transfer(struct pvm_xfer *x, const struct iovec *riov,
 			    unsigned long nr_segs)
 {
+	size_t unchecked = 0;
 	ssize_t copied = 0;
 	unsigned long seg;
 	int err = 0;
@@ -315,6 +318,19 @@ static ssize_t pvm_transfer(struct pvm_xfer *x, const struct iovec *riov,
 			size_t offset = offset_in_page(addr);
 			size_t span, done;
 
+			/*
+			 * Elements that repeat the same pages copy from one
+			 * window for as long as they like: check for a fatal
+			 * signal by bytes copied, not only between windows.
+			 */
+			if (unchecked >= PVM_CHECK_BYTES) {
+				unchecked = 0;
+				if (fatal_signal_pending(current)) {
+					err = -EINTR;
+					goto out;
+				}
+				cond_resched();
+			}
 			if (page < x->first || page - x->first >= x->nr) {
 				pvm_release(x);
 				if (fatal_signal_pending(current)) {
@@ -334,6 +350,7 @@ static ssize_t pvm_transfer(struct pvm_xfer *x, const struct iovec *riov,
 			done = pvm_copy_span(x, &x->pages[page - x->first],
 					     offset, span);
 			copied += done;
+			unchecked += done;
 			if (done < span) {
 				err = -EFAULT;
 				goto out;

@@ -50,6 +50,23 @@ FIXTURE_TEARDOWN(flags)
 }
 
 /* The usual transfer, through @fd and with @flags; expect @want (or -errno). */
+/* A NOWAIT transfer to the target by pid, checking only the result. */
+static void run_flags_nocheck(struct __test_metadata *_metadata, struct cma_target *t,
+			      bool write, ssize_t want)
+{
+	struct cma_xfer *x = &t->mb->x;
+	ssize_t ret;
+
+	errno = 0;
+	ret = cma_rw(write, t->pid, x->liov, x->ln, x->riov, x->rn, PROCESS_VM_NOWAIT);
+	if (want < 0) {
+		ASSERT_EQ(-1, ret);
+		ASSERT_EQ(-want, errno) TH_LOG("%s", strerror(errno));
+	} else {
+		ASSERT_EQ(want, ret) TH_LOG("%s", strerror(errno));
+	}
+}
+
 static void run_flags(struct __test_metadata *_metadata, struct cma_target *t,
 		      bool write, long fd, unsigned long flags, ssize_t want)
 {
@@ -359,6 +376,15 @@ static long t_uffd_register(struct cma_mbox *mb)
 	return ioctl(uffd, UFFDIO_REGISTER, &reg);
 }
 
+/* Stop serving faults through the userfaultfd: missing pages read as zeros again. */
+static long t_uffd_close(struct cma_mbox *mb)
+{
+	(void)mb;
+	close(uffd);
+	uffd = -1;
+	return 0;
+}
+
 /* Set up x for a uffd case with @resident resident pages first; -1 with errno if impossible. */
 static int uffd_setup(struct cma_target *t, long resident)
 {
@@ -370,43 +396,69 @@ static int uffd_setup(struct cma_target *t, long resident)
 }
 
 /*
- * The first remote page is missing and only a userfaultfd handler could
- * supply it: EFAULT at once.  Without NOWAIT the call would block, so an
- * alarm turns a hang into a failure.
+ * One NOWAIT transfer against the userfaultfd-registered region, expecting
+ * @want.  An alarm turns a hang into a failure.  The target's side can only
+ * be checked once the userfaultfd is gone: the check itself would fault on
+ * the missing pages.
  */
-TEST_F(flags, nowait_uffd_missing)
+static void run_uffd(struct __test_metadata *_metadata, struct cma_target *t,
+		     bool write, ssize_t want)
 {
 	double t0;
 
+	alarm(10);
+	t0 = cma_now();
+	run_flags_nocheck(_metadata, t, write, want);
+	alarm(0);
+	EXPECT_GT(5, (int)(cma_now() - t0));
+	cma_call1(t, t_uffd_close, 0);
+	cma_xfer_check(_metadata, t, write, want < 0 ? 0 : want);
+}
+
+/* The first remote page is missing and only a userfaultfd handler could supply it: EFAULT. */
+TEST_F(flags, nowait_uffd_missing_readv)
+{
 	if (!self->nowait_ok)
 		SKIP(return, NO_NOWAIT);
 	if (uffd_setup(&self->t, 0))
 		SKIP(return, "no userfaultfd: %s", strerror(errno));
 	cma_riov(self->x, 100, 3 * self->page);
 	cma_liov(self->x, 10, 3 * self->page);
-	alarm(10);
-	t0 = cma_now();
-	run_flags(_metadata, &self->t, false, self->t.pid, PROCESS_VM_NOWAIT, -EFAULT);
-	run_flags(_metadata, &self->t, true, self->t.pid, PROCESS_VM_NOWAIT, -EFAULT);
-	alarm(0);
-	EXPECT_GT(5, (int)(cma_now() - t0));
+	run_uffd(_metadata, &self->t, false, -EFAULT);
+}
+
+TEST_F(flags, nowait_uffd_missing_writev)
+{
+	if (!self->nowait_ok)
+		SKIP(return, NO_NOWAIT);
+	if (uffd_setup(&self->t, 0))
+		SKIP(return, "no userfaultfd: %s", strerror(errno));
+	cma_riov(self->x, 100, 3 * self->page);
+	cma_liov(self->x, 10, 3 * self->page);
+	run_uffd(_metadata, &self->t, true, -EFAULT);
 }
 
 /* Resident pages before the first missing one move: a short count. */
-TEST_F(flags, nowait_uffd_partial)
+TEST_F(flags, nowait_uffd_partial_readv)
 {
-	size_t p = self->page;
-
 	if (!self->nowait_ok)
 		SKIP(return, NO_NOWAIT);
 	if (uffd_setup(&self->t, 3))
 		SKIP(return, "no userfaultfd: %s", strerror(errno));
-	cma_riov(self->x, 100, 5 * p);
-	cma_liov(self->x, 10, 5 * p);
-	alarm(10);
-	run_flags(_metadata, &self->t, false, self->t.pid, PROCESS_VM_NOWAIT, 3 * p - 100);
-	run_flags(_metadata, &self->t, true, self->t.pid, PROCESS_VM_NOWAIT, 3 * p - 100);
-	alarm(0);
+	cma_riov(self->x, 100, 5 * self->page);
+	cma_liov(self->x, 10, 5 * self->page);
+	run_uffd(_metadata, &self->t, false, 3 * self->page - 100);
+}
+
+TEST_F(flags, nowait_uffd_partial_writev)
+{
+	if (!self->nowait_ok)
+		SKIP(return, NO_NOWAIT);
+	if (uffd_setup(&self->t, 3))
+		SKIP(return, "no userfaultfd: %s", strerror(errno));
+	cma_riov(self->x, 100, 5 * self->page);
+	cma_liov(self->x, 10, 5 * self->page);
+	run_uffd(_metadata, &self->t, true, 3 * self->page - 100);
 }
 
 TEST_HARNESS_MAIN

@@ -38,7 +38,9 @@
  * behaves as flags 0.
  *
  * Usage: cma_fuzz [--seed N] [--iterations N] [--seconds S] [--check-pins]
- *		   [--pin-slack N] [--no-shrink] [--verbose]
+ *		   [--pin-slack N] [--no-shrink] [--verbose] [--mainline]
+ * --mainline models mainline's truncation of liovcnt to an unsigned int, where
+ * the man page and our kernel give EINVAL for any liovcnt above IOV_MAX.
  * Exit status: 0 pass, 1 mismatch, 4 (KSFT_SKIP) when it cannot run.
  */
 #ifndef _GNU_SOURCE
@@ -84,6 +86,8 @@
 
 #define FZ_IOV_MAX		1024	/* UIO_MAXIOV */
 #define FZ_PAGES		48	/* pages in each arena, guards excluded */
+#define FZ_GUARD		2	/* PROT_NONE pages on each side */
+#define FZ_SPAN			(FZ_PAGES + 2 * FZ_GUARD)
 #define FZ_FULL_CHECK		64	/* compare both arenas in full this often */
 #define FZ_RELAYOUT		256	/* change the layouts this often */
 #define FZ_SHRINK_TRIES		600
@@ -165,6 +169,7 @@ static struct fz_expect fz_exp;
 static struct fz_stats st;
 static char why[512];
 static bool verbose;
+static bool mainline;			/* model mainline's liovcnt truncation */
 
 /* ---- helpers ----------------------------------------------------------- */
 
@@ -284,13 +289,19 @@ static bool fz_user_range(uintptr_t base, size_t len)
 	return end <= user_top;
 }
 
+/* Whether @addr lies in the reservation of @a, guard pages included. */
+static bool fz_in_span(const struct fz_arena *a, uintptr_t addr)
+{
+	return addr - (a->base - FZ_GUARD * pg) < FZ_SPAN * pg;
+}
+
 static void fz_addr_str(char *buf, size_t n, uintptr_t addr)
 {
 	const struct fz_arena *a = NULL;
 
-	if (addr - (la.base - pg) < (FZ_PAGES + 2) * pg)
+	if (fz_in_span(&la, addr))
 		a = &la;
-	else if (addr - (ra.base - pg) < (FZ_PAGES + 2) * pg)
+	else if (fz_in_span(&ra, addr))
 		a = &ra;
 	if (a)
 		snprintf(buf, n, "%s%+ld", a->name, (long)(addr - a->base));
@@ -309,7 +320,7 @@ static void fz_target(int cmd, int ack, pid_t parent)
 	if (getppid() != parent)
 		_exit(1);
 	/* The local arena's addresses are unmapped in the target. */
-	munmap((void *)(la.base - pg), (FZ_PAGES + 2) * pg);
+	munmap((void *)(la.base - FZ_GUARD * pg), FZ_SPAN * pg);
 	while (read(cmd, &c, 1) == 1 && c == 'L') {
 		mb->ret = 0;
 		for (i = 0; i < FZ_PAGES; i++) {
@@ -445,11 +456,11 @@ static int fz_arena_init(struct fz_arena *a)
 	size_t len = FZ_PAGES * pg;
 	char *map;
 
-	map = mmap(NULL, len + 2 * pg, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+	map = mmap(NULL, FZ_SPAN * pg, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
 		   -1, 0);
 	if (map == MAP_FAILED)
 		return -1;
-	a->base = (uintptr_t)map + pg;
+	a->base = (uintptr_t)map + FZ_GUARD * pg;
 	a->shadow = malloc(len);
 	a->tol = calloc(len, 1);
 	a->alt = calloc(len, 1);
@@ -478,22 +489,25 @@ static void fz_model(const struct fz_case *c, struct fz_expect *e)
 	static size_t llen[FZ_IOV_MAX];
 	const struct fz_arena *lo = &la, *re = &ra;
 	size_t total = 0, len, off = 0, loff = 0, roff = 0, n, lok, rok, m;
-	unsigned long i, li, ri;
+	unsigned long i, li, ri, ln = c->ln;
 
 	memset(e, 0, offsetof(struct fz_expect, chunk));
 	if (c->flags & ~flags_ok)
 		goto einval;
-	if (c->ln > FZ_IOV_MAX)
+	/* Mainline passes liovcnt to import_iovec() as an unsigned int. */
+	if (mainline)
+		ln = (unsigned int)ln;
+	if (ln > FZ_IOV_MAX)
 		goto einval;
-	if (c->ln && c->lnull)
+	if (ln && c->lnull)
 		goto efault;
-	for (i = 0; i < c->ln; i++)
+	for (i = 0; i < ln; i++)
 		if (c->lv[i].iov_len > SSIZE_MAX)
 			goto einval;
-	for (i = 0; i < c->ln; i++) {
+	for (i = 0; i < ln; i++) {
 		len = c->lv[i].iov_len;
 		/* A single element is capped before access_ok(), others after. */
-		if (c->ln == 1 && len > max_rw)
+		if (ln == 1 && len > max_rw)
 			len = max_rw;
 		if (!fz_user_range((uintptr_t)c->lv[i].iov_base, len))
 			goto efault;
@@ -524,7 +538,7 @@ static void fz_model(const struct fz_case *c, struct fz_expect *e)
 	e->xfer = true;
 	li = 0;
 	ri = 0;
-	while (li < c->ln && ri < c->rn) {
+	while (li < ln && ri < c->rn) {
 		uintptr_t la_ = (uintptr_t)c->lv[li].iov_base + loff;
 		uintptr_t ra_ = (uintptr_t)c->rv[ri].iov_base + roff;
 
@@ -826,7 +840,11 @@ static size_t fz_len(bool small)
 	return 1 + fz_below(FZ_PAGES * pg);
 }
 
-/* An address in or around @a: page -1 and FZ_PAGES are the guards. */
+/*
+ * An address in or around @a: pages -1 and FZ_PAGES are guards, and so is
+ * the page on the far side of each of them (an overlapping element may
+ * reach 64 bytes into it).
+ */
 static uintptr_t fz_arena_addr(const struct fz_arena *a)
 {
 	uintptr_t page = a->base + (fz_below(FZ_PAGES + 2) - 1) * pg;
@@ -882,7 +900,11 @@ static void fz_draw_side(struct iovec *v, unsigned long n, const struct fz_arena
 		if (i && r < 6) {			/* repeated */
 			v[i] = v[fz_below(i)];
 		} else if (i && r < 14) {		/* overlapping a previous one */
-			v[i].iov_base = (char *)v[fz_below(i)].iov_base + fz_below(129) - 64;
+			uintptr_t b = (uintptr_t)v[fz_below(i)].iov_base;
+
+			if (!fz_in_span(a, b))
+				b = fz_arena_addr(a);
+			v[i].iov_base = (void *)(b + fz_below(129) - 64);
 			v[i].iov_len = fz_len(true);
 		} else if (r < 18) {			/* zero length, anywhere */
 			v[i].iov_base = fz_pct(80) ? (void *)fz_arena_addr(a) :
@@ -905,7 +927,8 @@ static void fz_draw_side(struct iovec *v, unsigned long n, const struct fz_arena
 				v[i].iov_base = (void *)fz_weird_addr(other);
 			else if (user_top < UINTPTR_MAX && (uintptr_t)v[i].iov_base <= user_top)
 				/* ending around the end of the user address space */
-				v[i].iov_len = user_top - (uintptr_t)v[i].iov_base + fz_below(3) - 1;
+				v[i].iov_len = user_top - (uintptr_t)v[i].iov_base +
+					       fz_below(3) - 1;
 		}
 	}
 }
@@ -926,8 +949,12 @@ static unsigned long fz_count(void)
 		return 17 + fz_below(112);
 	if (r < 992)
 		return 129 + fz_below(FZ_IOV_MAX - 128);
-	switch (fz_below(4)) {
+	switch (fz_below(5)) {
 	case 0:
+		return FZ_IOV_MAX + 1;
+	case 4:			/* wraps to a small unsigned int */
+		if (sizeof(long) > 4)
+			return (unsigned long)(0x100000000ULL + fz_below(3));
 		return FZ_IOV_MAX + 1;
 	case 1:
 		return FZ_IOV_MAX + 1 + fz_below(8192);
@@ -1110,8 +1137,10 @@ static int fz_read_pins(long long *acq, long long *rel, bool *refreshed)
 static void fz_usage(const char *prog)
 {
 	printf("Usage: %s [--seed N] [--iterations N] [--seconds S] [--check-pins]\n"
-	       "          [--pin-slack N] [--no-shrink] [--verbose]\n"
-	       "Defaults: a seed from the clock, 100000 iterations, at most 120 seconds.\n",
+	       "          [--pin-slack N] [--no-shrink] [--verbose] [--mainline]\n"
+	       "Defaults: a seed from the clock, 100000 iterations, at most 120 seconds.\n"
+	       "--mainline: expect liovcnt to be truncated to 32 bits, as mainline does\n"
+	       "(the man page and our kernel: EINVAL for liovcnt > IOV_MAX).\n",
 	       prog);
 }
 
@@ -1145,6 +1174,7 @@ int main(int argc, char **argv)
 		{ "pin-slack", required_argument, NULL, 'k' },
 		{ "no-shrink", no_argument, NULL, 'n' },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "mainline", no_argument, NULL, 'm' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -1156,7 +1186,7 @@ int main(int argc, char **argv)
 	unsigned int i;
 	int opt;
 
-	while ((opt = getopt_long(argc, argv, "s:i:t:pk:nvh", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "s:i:t:pk:nvmh", opts, NULL)) != -1) {
 		switch (opt) {
 		case 's':
 			seed = strtoull(optarg, NULL, 0);
@@ -1179,6 +1209,9 @@ int main(int argc, char **argv)
 			break;
 		case 'v':
 			verbose = true;
+			break;
+		case 'm':
+			mainline = true;
 			break;
 		case 'h':
 			fz_usage(argv[0]);
@@ -1211,6 +1244,10 @@ int main(int argc, char **argv)
 	if (fz_rw(false, 0, NULL, 0, NULL, 0, PROCESS_VM_NOWAIT) == 0)
 		flags_ok |= PROCESS_VM_NOWAIT;
 	ksft_print_msg("flags known to the kernel: 0x%lx\n", flags_ok);
+	if (sizeof(long) > 4 &&
+	    !fz_rw(false, getpid(), NULL, (unsigned long)(1ULL << 32), NULL, 0, 0))
+		ksft_print_msg("the kernel truncates liovcnt to 32 bits%s\n",
+			       mainline ? "" : " (expect a mismatch; --mainline models it)");
 
 	if (pins && fz_read_pins(&acq0, &rel0, &ref0))
 		ksft_exit_skip("--check-pins: no nr_foll_pin_* in /proc/vmstat\n");
@@ -1263,17 +1300,19 @@ int main(int argc, char **argv)
 
 	ksft_print_msg("%llu iterations in %.1f s (%.0f/s), seed %llu\n", it, el,
 		       el > 0 ? it / el : 0.0, seed);
-	ksft_print_msg("outcomes: EINVAL %lu, EFAULT %lu, EBADF %lu, 0 %lu, full %lu, partial %lu, local fault %lu; %llu bytes moved\n",
-		       st.einval, st.efault, st.ebadf, st.zero, st.full, st.partial, st.lfault,
-		       st.bytes);
+	ksft_print_msg("outcomes: EINVAL %lu, EFAULT %lu, EBADF %lu, 0 %lu\n", st.einval,
+		       st.efault, st.ebadf, st.zero);
+	ksft_print_msg("transfers: full %lu, partial %lu, local fault %lu; %llu bytes moved\n",
+		       st.full, st.partial, st.lfault, st.bytes);
 	if (pins) {
 		if (fz_read_pins(&acq1, &rel1, &ref1))
 			ksft_exit_skip("--check-pins: /proc/vmstat unreadable\n");
 		if (!ref0 || !ref1)
 			ksft_print_msg("vm/stat_refresh not writable: counters may lag\n");
 		diff = (acq1 - rel1) - (acq0 - rel0);
-		ksft_print_msg("pins: %lld acquired and %lld released during the run, outstanding %+lld (slack %lld)\n",
-			       acq1 - acq0, rel1 - rel0, diff, slack);
+		ksft_print_msg("pins during the run: %lld acquired, %lld released\n",
+			       acq1 - acq0, rel1 - rel0);
+		ksft_print_msg("pins outstanding: %+lld (slack %lld)\n", diff, slack);
 		if (diff > slack || diff < -slack) {
 			ksft_test_result_fail("cma_fuzz: pins leaked (seed %llu)\n", seed);
 			ksft_exit_fail();
@@ -1283,8 +1322,8 @@ int main(int argc, char **argv)
 	ksft_exit_pass();
 
 mismatch:
-	ksft_print_msg("MISMATCH: seed %llu, iteration %llu (replay: --seed %llu --iterations %llu)\n",
-		       seed, it, seed, it + 1);
+	ksft_print_msg("MISMATCH: seed %llu, iteration %llu\n", seed, it);
+	ksft_print_msg("replay: --seed %llu --iterations %llu\n", seed, it + 1);
 	ksft_print_msg("  %s\n", why);
 	fz_print_case(&fz_cur);
 	if (shrink && (fz_cur.ln || fz_cur.rn)) {
@@ -1298,8 +1337,10 @@ mismatch:
 			ksft_print_msg("the case does not fail again from fresh arenas\n");
 		}
 	}
+	goto out_fail;
 fail_infra:
 	ksft_print_msg("%s\n", why);
+out_fail:
 	fz_target_stop();
 	ksft_test_result_fail("cma_fuzz: seed %llu, iteration %llu\n", seed, it);
 	ksft_exit_fail();
