@@ -4,7 +4,7 @@
 
 CHECK_STAGES="base series-sync series-am checkpatch kernel-doc bisect kernel w1-sparse \
 cross-i386 cross-arm64 docs man-page selftests-build vm-exit-status vm-add loggate demo vm-selftests \
-vm-glibc native-selftests"
+vm-fuzz vm-glibc native-selftests"
 
 st_base() { "$ROOT/vm/base.sh"; }
 st_series_sync() { "$ROOT/vm/series.sh" check; }
@@ -94,18 +94,30 @@ st_w1_sparse() {
 # The final tree also builds our code and syscall tables for i386 and arm64.
 st_cross_i386() {
 	kconfig_for "$B/tree" "$B/obj-i386" i386 "" || return 1
-	make -s -C "$B/tree" O="$B/obj-i386" ARCH=i386 CC="ccache gcc" HOSTCC="ccache gcc" -j"$JOBS" W=1 \
-		mm/process_vm_access.o arch/x86/entry/syscall_32.o 2>&1 | tee /dev/stderr | grep -qi warning && return 1
-	test -f "$B/obj-i386/mm/process_vm_access.o"
+	cross_build i386 "" "$B/obj-i386" arch/x86/entry/syscall_32.o
 }
 st_cross_arm64() {
 	need gcc-aarch64-linux-gnu
 	kconfig_for "$B/tree" "$B/obj-arm64" arm64 aarch64-linux-gnu- || return 1
-	make -s -C "$B/tree" O="$B/obj-arm64" ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu- \
-		CC="ccache aarch64-linux-gnu-gcc" HOSTCC="ccache gcc" -j"$JOBS" W=1 \
-		mm/process_vm_access.o arch/arm64/kernel/sys.o arch/arm64/kernel/sys32.o 2>&1 |
-		tee /dev/stderr | grep -qi warning && return 1
-	test -f "$B/obj-arm64/mm/process_vm_access.o" && test -f "$B/obj-arm64/arch/arm64/kernel/sys32.o"
+	cross_build arm64 aarch64-linux-gnu- "$B/obj-arm64" arch/arm64/kernel/sys.o arch/arm64/kernel/sys32.o
+}
+
+# cross_build ARCH CROSS OBJDIR TABLE_OBJS...: our file with W=1 (no
+# warning allowed), then the syscall table objects (the tables themselves
+# warn under W=1 in any tree, so they are built with the default flags).
+cross_build() {
+	local arch=$1 cross=$2 obj=$3 out
+	shift 3
+	local kmake=(make -s -C "$B/tree" O="$obj" ARCH="$arch" CROSS_COMPILE="$cross"
+		     CC="ccache ${cross}gcc" HOSTCC="ccache gcc" -j"$JOBS")
+	rm -f "$obj/mm/process_vm_access.o"
+	out=$("${kmake[@]}" W=1 mm/process_vm_access.o 2>&1)
+	echo "$out"
+	echo "$out" | grep -qiE 'warning|error' && return 1
+	test -f "$obj/mm/process_vm_access.o" || return 1
+	"${kmake[@]}" "$@" || return 1
+	for o in "$@"; do test -f "$obj/$o" || return 1; done
+	echo "$arch: mm/process_vm_access.o (W=1, clean) and $* built"
 }
 
 st_selftests_build() { "$ROOT/vm/userspace.sh" selftests demo; }
@@ -149,8 +161,10 @@ st_loggate() {
 }
 
 st_demo() {
-	"$ROOT/vm/run" --timeout 300 --add "$B/add/demo" -- /demo/run-demo | tee /dev/stderr |
-		grep -q 'PROCESS_VM_PIDFD  ->'
+	"$ROOT/vm/run" --timeout 300 --add "$B/add/demo" -- /demo/run-demo >"$LOGS/demo.out" 2>&1 ||
+		{ cat "$LOGS/demo.out"; return 1; }
+	cat "$LOGS/demo.out"
+	grep -q 'PROCESS_VM_PIDFD  ->' "$LOGS/demo.out"
 }
 
 st_vm_selftests() {
@@ -160,13 +174,25 @@ st_vm_selftests() {
 # glibc's own wrappers (dynamically linked? no: static, same wrappers) work
 # unchanged: the demo calls process_vm_readv/writev through glibc.
 st_vm_glibc() {
-	"$ROOT/vm/run" --timeout 300 --add "$B/add/demo" -- /demo/cma_demo | grep -q 'demo: OK'
+	"$ROOT/vm/run" --timeout 300 --add "$B/add/demo" -- /demo/cma_demo >"$LOGS/glibc.out" 2>&1 ||
+		{ cat "$LOGS/glibc.out"; return 1; }
+	cat "$LOGS/glibc.out"
+	grep -q 'demo: OK' "$LOGS/glibc.out"
 }
 
 # The same selftests natively on the host kernel (mainline CMA): nothing
 # may fail; cases for our extensions skip there.
 st_native_selftests() {
-	"$B/add/selftests/cma/run-tests" x86_64 i386
+	local abis= a
+	for a in x86_64 i386 x32; do
+		if "$B/add/selftests/cma/$a/cma_errors" -l >/dev/null 2>&1; then
+			abis="$abis $a"
+		else
+			echo "# the host kernel cannot run $a binaries: not run natively"
+		fi
+	done
+	# shellcheck disable=SC2086
+	"$B/add/selftests/cma/run-tests" $abis
 }
 
 # Documentation/cma.rst parses cleanly with docutils; get_maintainer.pl
@@ -191,3 +217,13 @@ PY
 }
 
 st_man_page() { need man-db groff-base; sh "$ROOT/man/check.sh"; }
+
+# The seeded fuzzer in the VM, every ABI, with the pin balance checked.
+# FUZZ_SECONDS sets the budget per ABI; a failure prints the seed to replay.
+st_vm_fuzz() {
+	local secs=${FUZZ_SECONDS:-20} seed=${FUZZ_SEED:-$(date +%s)}
+	"$ROOT/vm/run" --timeout 900 --add "$B/add/selftests" -- sh -c "
+		for abi in x86_64 i386 x32; do
+			/cma/\$abi/cma_fuzz --seed $seed --seconds $secs --iterations 100000000 --check-pins || exit 1
+		done"
+}

@@ -56,7 +56,7 @@ tap_count() {
 for s in $CHECK_STAGES; do
 	stage_run "$s" "st_${s//-/_}"
 	case $s in
-	vm-selftests) [ -f "$LOGS/$s.log" ] && tap_count "kselftests in the VM (x86_64 + i386)" "$LOGS/$s.log" ;;
+	vm-selftests) [ -f "$LOGS/$s.log" ] && tap_count "kselftests in the VM (x86_64, i386, x32)" "$LOGS/$s.log" ;;
 	native-selftests) [ -f "$LOGS/$s.log" ] && tap_count "kselftests on the host kernel $(uname -r)" "$LOGS/$s.log" ;;
 	esac
 done

@@ -87,7 +87,7 @@ gen() {
 	rm -rf "$out"
 	mkdir -p "$out"
 	git -C "$wt" -c core.abbrev=12 format-patch -q --cover-letter --cover-from-description=subject \
-		--base=cma-base --no-signature --thread=shallow -o "$out" cma-base..cma-series ||
+		--base=cma-base --no-signature --no-thread -o "$out" cma-base..cma-series ||
 		die "series: git format-patch failed"
 	stage "series: $n patches written to ${out#"$ROOT"/}"
 }
