@@ -18,9 +18,11 @@ T0=$(date +%s)
 stage_run() {
 	local name=$1 t=$(date +%s) rc
 	shift
+	RAN=0
 	if [ -n "${STAGES:-}" ] && ! [[ " $STAGES " == *" $name "* ]]; then
 		return 0
 	fi
+	RAN=1
 	"$@" >"$LOGS/$name.log" 2>&1
 	rc=$?
 	if [ $rc -eq 0 ]; then
@@ -56,8 +58,8 @@ tap_count() {
 for s in $CHECK_STAGES; do
 	stage_run "$s" "st_${s//-/_}"
 	case $s in
-	vm-selftests) [ -f "$LOGS/$s.log" ] && tap_count "kselftests in the VM (x86_64, i386, x32)" "$LOGS/$s.log" ;;
-	native-selftests) [ -f "$LOGS/$s.log" ] && tap_count "kselftests on the host kernel $(uname -r)" "$LOGS/$s.log" ;;
+	vm-selftests) [ "$RAN" = 1 ] && tap_count "kselftests in the VM (x86_64, i386, x32)" "$LOGS/$s.log" ;;
+	native-selftests) [ "$RAN" = 1 ] && tap_count "kselftests on the host kernel $(uname -r)" "$LOGS/$s.log" ;;
 	esac
 done
 
