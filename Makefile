@@ -10,7 +10,7 @@ BUILD ?= $(CURDIR)/build
 export BUILD
 
 .PHONY: all run check deps base series series-check series-apply kernel \
-	kernel-stock selftests demo vm-shell bench bench-vm clean help
+	kernel-stock selftests demo vm-shell bench bench-vm check-debug clean help
 
 all: kernel
 
@@ -55,8 +55,14 @@ run: deps
 check: deps
 	@vm/check.sh
 
+check-debug: deps series-apply
+	@vm/check-debug.sh
+
+bench-vm: deps
+	@vm/bench-vm.sh
+
 bench: deps
-	@$(MAKE) -C bench run
+	@$(MAKE) -C bench bench O=$(BUILD)/bench-native
 
 clean:
 	rm -rf $(BUILD)

@@ -13,7 +13,7 @@ set -euo pipefail
 selftests() {
 	local src=$B/tree/tools/testing/selftests/cma out=$B/add/selftests/cma hdr
 	[ -d "$src" ] || die "selftests: $src missing (run make series-apply)"
-	need gcc-multilib libc6-dev-x32
+	need gcc-12-multilib libc6-dev-i386 libc6-dev-x32
 	# Headers of the patched tree (uapi: linux/process_vm.h, unistd numbers).
 	hdr=$B/hdr
 	make -s -C "$B/tree" O="$B/obj-hdr" ARCH=x86_64 headers_install \

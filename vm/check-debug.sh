@@ -1,0 +1,23 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# make check-debug: the patched kernel with vm/debug.fragment (KASAN,
+# KFENCE, UBSAN, lockdep, DEBUG_VM, DEBUG_PAGEALLOC, KMEMLEAK, fault
+# injection), booted with the selftests, the fuzzer (also under fault
+# injection), a stress phase and a kmemleak scan (vm/debug-tests.sh).  The
+# log gate fails the run on any kernel report.
+#   DEBUG_SECONDS=N   fuzz/stress budget per phase and ABI (default 60)
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+secs=${DEBUG_SECONDS:-60}
+[ -d "$B/tree" ] || "$ROOT/vm/series.sh" apply
+"$ROOT/vm/build.sh" debug >/dev/null
+[ -x "$B/add/selftests/cma/run-tests" ] || "$ROOT/vm/userspace.sh" selftests
+add=$B/add/debug
+rm -rf "$add"
+mkdir -p "$add"
+cp "$ROOT/vm/debug-tests.sh" "$add/debug-tests.sh"
+chmod +x "$add/debug-tests.sh"
+"$ROOT/vm/run" --kernel debug --mem 3G --timeout 3000 --add "$B/add/selftests" --add "$add" -- \
+	/debug-tests.sh "$secs"
