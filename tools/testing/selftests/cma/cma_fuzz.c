@@ -39,8 +39,22 @@
  *
  * Usage: cma_fuzz [--seed N] [--iterations N] [--seconds S] [--check-pins]
  *		   [--pin-slack N] [--no-shrink] [--verbose] [--mainline]
+ *		   [--faults | --faults-all]
  * --mainline models mainline's truncation of liovcnt to an unsigned int, where
  * the man page and our kernel give EINVAL for any liovcnt above IOV_MAX.
+ *
+ * --faults: the kernel injects failures (failslab, fail_page_alloc,
+ * fail_usercopy, set up through debugfs with the task filter by the caller).
+ * Any call may then also fail early: accepted are the model's result, any
+ * shorter count (the bytes reported moved must be exact, destination bytes
+ * the model's transfer would have written past the count may be old or new),
+ * and -1 with ENOMEM or EFAULT, except where the kernel decides before it
+ * allocates or copies anything (unknown flags, liovcnt > IOV_MAX, liovcnt 0).
+ * Bytes outside the requested ranges must not change, and --check-pins still
+ * wants every pin released.  The fuzzer sets /proc/self/make-it-fail to 1
+ * only around the calls under test, so that its own mmaps, forks and
+ * /proc/PID/mem accesses are not failed; --faults-all leaves make-it-fail
+ * as inherited.  Either way the fuzzer retries its own operations that fail.
  * Exit status: 0 pass, 1 mismatch, 4 (KSFT_SKIP) when it cannot run.
  */
 #ifndef _GNU_SOURCE
@@ -108,7 +122,7 @@ struct fz_arena {
 	bool remote;
 	uintptr_t base;		/* first page; guard pages on both sides */
 	unsigned char kind[FZ_PAGES];
-	uint32_t gen[FZ_PAGES];
+	unsigned int gen[FZ_PAGES];
 	unsigned char dirty[FZ_PAGES];	/* written by the last call */
 	unsigned char *shadow;	/* expected content */
 	unsigned char *tol;	/* per byte: 1 alt[] allowed too, 2 anything */
@@ -120,7 +134,7 @@ struct fz_arena {
 struct fz_mbox {
 	unsigned char kind[FZ_PAGES];
 	unsigned char redo[FZ_PAGES];
-	uint32_t gen[FZ_PAGES];
+	unsigned int gen[FZ_PAGES];
 	int ret;
 };
 
@@ -144,6 +158,7 @@ struct fz_expect {
 	bool xfer;		/* bytes are to move (else the result is 0) */
 	bool stop;		/* stopped by a fault before the end of either side */
 	bool lfault;		/* stopped by a local fault: hi is an upper bound */
+	bool exact;		/* decided before any allocation or user copy */
 	size_t hi;		/* bytes the model moves */
 	unsigned int nchunks;
 	struct fz_chunk chunk[2 * FZ_IOV_MAX + 2];
@@ -151,6 +166,8 @@ struct fz_expect {
 
 struct fz_stats {
 	unsigned long einval, efault, ebadf, zero, full, partial, lfault;
+	unsigned long inj_enomem, inj_efault, inj_short;	/* --faults */
+	unsigned long retries;	/* the fuzzer's own operations, --faults */
 	unsigned long long bytes;
 };
 
@@ -162,20 +179,23 @@ static struct fz_arena la = { .name = "L" }, ra = { .name = "R", .remote = true 
 static struct fz_mbox *mb;
 static pid_t tpid;
 static int tcmd = -1, tack = -1, tmem = -1, tpidfd = -1;
-static uint64_t rng;
-static uint32_t fz_gen_next = 1;
+static unsigned long long rng;
+static unsigned int fz_gen_next = 1;
 static struct fz_case fz_cur, fz_min, fz_try;
 static struct fz_expect fz_exp;
 static struct fz_stats st;
 static char why[512];
+static bool fz_infra;			/* why: the fuzzer's own operation failed */
 static bool verbose;
 static bool mainline;			/* model mainline's liovcnt truncation */
+static bool faults;			/* --faults: failures are injected */
+static int fz_mif = -1;			/* /proc/self/make-it-fail, with --faults */
 
 /* ---- helpers ----------------------------------------------------------- */
 
-static uint64_t fz_rnd(void)
+static unsigned long long fz_rnd(void)
 {
-	uint64_t z;
+	unsigned long long z;
 
 	rng += 0x9e3779b97f4a7c15ULL;
 	z = rng;
@@ -209,10 +229,56 @@ static ssize_t fz_rw(bool write, long pid, const struct iovec *lv, unsigned long
 		       pid, lv, ln, rv, rn, flags);
 }
 
-/* The pattern of @len bytes at @addr for generation @gen; 0 gives zeros. */
-static void fz_fill(unsigned char *p, size_t len, uintptr_t addr, uint32_t gen)
+/* Attempts for the fuzzer's own operations: more than one only with --faults. */
+#define FZ_RETRIES		200
+
+static int fz_tries(void)
 {
-	uint32_t x = (uint32_t)addr * 0x9e3779b1u + gen * 0x85ebca77u;
+	return faults ? FZ_RETRIES : 1;
+}
+
+/* Whether a failed operation of the fuzzer is to be tried again. */
+static bool fz_again(int *tries)
+{
+	if (++*tries >= fz_tries())
+		return false;
+	st.retries++;
+	if (*tries > 20)
+		usleep(1000);
+	return true;
+}
+
+/* With --faults, let failures be injected into this process or not. */
+static void fz_inject(bool on)
+{
+	int tries = 0;
+
+	if (fz_mif < 0)
+		return;
+	/* Writing make-it-fail copies from user memory: that can fail too. */
+	while (write(fz_mif, on ? "1" : "0", 1) != 1 && fz_again(&tries))
+		;
+}
+
+/* read() or write() of one byte on a pipe, retried with --faults. */
+static int fz_pipe_byte(int fd, char *c, bool wr)
+{
+	int tries = 0;
+	ssize_t r;
+
+	for (;;) {
+		r = wr ? write(fd, c, 1) : read(fd, c, 1);
+		if (r == 1)
+			return 0;
+		if (r == 0 || !fz_again(&tries))
+			return -1;
+	}
+}
+
+/* The pattern of @len bytes at @addr for generation @gen; 0 gives zeros. */
+static void fz_fill(unsigned char *p, size_t len, uintptr_t addr, unsigned int gen)
+{
+	unsigned int x = (unsigned int)addr * 0x9e3779b1u + gen * 0x85ebca77u;
 	size_t i;
 
 	if (!gen) {
@@ -224,7 +290,7 @@ static void fz_fill(unsigned char *p, size_t len, uintptr_t addr, uint32_t gen)
 }
 
 /* Give page @addr kind @kind, filled with generation @gen where it is filled. */
-static int fz_setpage(uintptr_t addr, int kind, uint32_t gen)
+static int fz_setpage(uintptr_t addr, int kind, unsigned int gen)
 {
 	void *p = (void *)addr;
 	int prot = PROT_READ | PROT_WRITE;
@@ -241,6 +307,17 @@ static int fz_setpage(uintptr_t addr, int kind, uint32_t gen)
 	else if (kind == FZ_NONE)
 		prot = PROT_NONE;
 	return prot == (PROT_READ | PROT_WRITE) ? 0 : mprotect(p, pg, prot);
+}
+
+/* fz_setpage(), retried with --faults: a new try redoes the page from scratch. */
+static int fz_setpage_retry(uintptr_t addr, int kind, unsigned int gen)
+{
+	int tries = 0;
+
+	while (fz_setpage(addr, kind, gen))
+		if (!fz_again(&tries))
+			return -1;
+	return 0;
 }
 
 static void fz_shadow_page(struct fz_arena *a, unsigned int i)
@@ -321,16 +398,16 @@ static void fz_target(int cmd, int ack, pid_t parent)
 		_exit(1);
 	/* The local arena's addresses are unmapped in the target. */
 	munmap((void *)(la.base - FZ_GUARD * pg), FZ_SPAN * pg);
-	while (read(cmd, &c, 1) == 1 && c == 'L') {
+	while (!fz_pipe_byte(cmd, &c, false) && c == 'L') {
 		mb->ret = 0;
 		for (i = 0; i < FZ_PAGES; i++) {
 			if (!mb->redo[i])
 				continue;
-			if (fz_setpage(ra.base + i * pg, mb->kind[i], mb->gen[i]))
+			if (fz_setpage_retry(ra.base + i * pg, mb->kind[i], mb->gen[i]))
 				mb->ret = -1;
 			mb->redo[i] = 0;
 		}
-		if (write(ack, &c, 1) != 1)
+		if (fz_pipe_byte(ack, &c, true))
 			break;
 	}
 	_exit(0);
@@ -338,19 +415,28 @@ static void fz_target(int cmd, int ack, pid_t parent)
 
 static int fz_target_start(void)
 {
-	int c[2], a[2];
+	int c[2], a[2], tries = 0;
 	pid_t parent = getpid();
 
-	mb = mmap(NULL, sizeof(*mb), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (mb == MAP_FAILED)
-		return -1;
-	if (pipe2(c, O_CLOEXEC) || pipe2(a, O_CLOEXEC))
-		return -1;
+	for (;;) {
+		mb = mmap(NULL, sizeof(*mb), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+			  -1, 0);
+		if (mb != MAP_FAILED)
+			break;
+		if (!fz_again(&tries))
+			return -1;
+	}
+	while (pipe2(c, O_CLOEXEC))
+		if (!fz_again(&tries))
+			return -1;
+	while (pipe2(a, O_CLOEXEC))
+		if (!fz_again(&tries))
+			return -1;
 	fflush(stdout);
 	fflush(stderr);
-	tpid = fork();
-	if (tpid < 0)
-		return -1;
+	while ((tpid = fork()) < 0)
+		if (!fz_again(&tries))
+			return -1;
 	if (!tpid) {
 		close(c[1]);
 		close(a[0]);
@@ -383,7 +469,7 @@ static int fz_target_layout(void)
 {
 	char c = 'L';
 
-	if (write(tcmd, &c, 1) != 1 || read(tack, &c, 1) != 1)
+	if (fz_pipe_byte(tcmd, &c, true) || fz_pipe_byte(tack, &c, false))
 		return -1;
 	return mb->ret;
 }
@@ -414,7 +500,7 @@ static int fz_set_kind(struct fz_arena *a, unsigned int i, int kind)
 	memset(a->tol + i * pg, 0, pg);
 	a->dirty[i] = 0;
 	if (!a->remote)
-		return fz_setpage(a->base + i * pg, kind, a->gen[i]);
+		return fz_setpage_retry(a->base + i * pg, kind, a->gen[i]);
 	mb->kind[i] = kind;
 	mb->gen[i] = a->gen[i];
 	mb->redo[i] = 1;
@@ -454,32 +540,73 @@ static int fz_relayout(void)
 static int fz_arena_init(struct fz_arena *a)
 {
 	size_t len = FZ_PAGES * pg;
+	int tries = 0;
 	char *map;
 
-	map = mmap(NULL, FZ_SPAN * pg, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-		   -1, 0);
-	if (map == MAP_FAILED)
-		return -1;
+	for (;;) {
+		map = mmap(NULL, FZ_SPAN * pg, PROT_NONE,
+			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (map != MAP_FAILED)
+			break;
+		if (!fz_again(&tries))
+			return -1;
+	}
 	a->base = (uintptr_t)map + FZ_GUARD * pg;
-	a->shadow = malloc(len);
-	a->tol = calloc(len, 1);
-	a->alt = calloc(len, 1);
-	a->buf = malloc(len);
-	if (!a->shadow || !a->tol || !a->alt || !a->buf)
-		return -1;
-	return 0;
+	for (;;) {
+		if (!a->shadow)
+			a->shadow = malloc(len);
+		if (!a->tol)
+			a->tol = calloc(len, 1);
+		if (!a->alt)
+			a->alt = calloc(len, 1);
+		if (!a->buf)
+			a->buf = malloc(len);
+		if (a->shadow && a->tol && a->alt && a->buf)
+			return 0;
+		if (!fz_again(&tries))
+			return -1;
+	}
 }
 
 /* ---- reading and writing the target ------------------------------------ */
 
+/*
+ * Through /proc/PID/mem; with --faults a failed or short access is retried
+ * from where it stopped.
+ */
+static int fz_tio(bool wr, uintptr_t addr, void *buf, size_t len)
+{
+	int tries = 0;
+	ssize_t r;
+
+	if (!faults) {
+		r = wr ? pwrite64(tmem, buf, len, (off64_t)addr) :
+			 pread64(tmem, buf, len, (off64_t)addr);
+		return r == (ssize_t)len ? 0 : -1;
+	}
+	while (len) {
+		r = wr ? pwrite64(tmem, buf, len, (off64_t)addr) :
+			 pread64(tmem, buf, len, (off64_t)addr);
+		if (r > 0) {
+			addr += r;
+			buf = (char *)buf + r;
+			len -= r;
+			continue;
+		}
+		if (!fz_again(&tries))
+			return -1;
+	}
+	return 0;
+}
+
 static int fz_tread(uintptr_t addr, void *buf, size_t len)
 {
-	return pread64(tmem, buf, len, (off64_t)addr) == (ssize_t)len ? 0 : -1;
+	return fz_tio(false, addr, buf, len);
 }
 
 static int fz_twrite(uintptr_t addr, const void *buf, size_t len)
 {
-	return pwrite64(tmem, buf, len, (off64_t)addr) == (ssize_t)len ? 0 : -1;
+	return fz_tio(true, addr, (void *)buf, len);
 }
 
 /* ---- the model ------------------------------------------------------------ */
@@ -492,6 +619,8 @@ static void fz_model(const struct fz_case *c, struct fz_expect *e)
 	unsigned long i, li, ri, ln = c->ln;
 
 	memset(e, 0, offsetof(struct fz_expect, chunk));
+	/* Decided before anything is allocated or copied from the caller. */
+	e->exact = true;
 	if (c->flags & ~flags_ok)
 		goto einval;
 	/* Mainline passes liovcnt to import_iovec() as an unsigned int. */
@@ -499,6 +628,7 @@ static void fz_model(const struct fz_case *c, struct fz_expect *e)
 		ln = (unsigned int)ln;
 	if (ln > FZ_IOV_MAX)
 		goto einval;
+	e->exact = !ln;
 	if (ln && c->lnull)
 		goto efault;
 	for (i = 0; i < ln; i++)
@@ -629,6 +759,7 @@ static int fz_compare(struct fz_arena *a, unsigned int p0, unsigned int p1)
 		have = (const unsigned char *)a->base + off;
 	} else {
 		if (fz_tread(a->base + off, a->buf + off, len)) {
+			fz_infra = true;
 			snprintf(why, sizeof(why), "cannot read target pages %u-%u: %s", p0,
 				 p1 - 1, strerror(errno));
 			return -1;
@@ -719,45 +850,9 @@ static int fz_reset_dirty(struct fz_arena *a)
 	return 0;
 }
 
-/*
- * Run case @c and check the result and both arenas.  Returns 0 when all
- * matched the model, else 1 with the difference in why.
- */
-static int fz_run_case(const struct fz_case *c, bool full)
+/* Count the outcome @got of a call that went as the model said. */
+static void fz_count_outcome(const struct fz_expect *e, size_t got)
 {
-	struct fz_expect *e = &fz_exp;
-	struct fz_arena *d = c->write ? &ra : &la;
-	long pid = c->pidsel == 0 ? tpid : c->pidsel == 1 ? tpidfd : tmem;
-	ssize_t ret;
-	size_t got;
-	int err, bad = 0;
-
-	fz_model(c, e);
-	errno = 0;
-	ret = fz_rw(c->write, pid, c->lnull ? NULL : c->lv, c->ln, c->rnull ? NULL : c->rv,
-		    c->rn, c->flags);
-	err = ret < 0 ? errno : 0;
-	got = ret > 0 ? (size_t)ret : 0;
-
-	if (e->err) {
-		bad = ret != -1 || err != e->err;
-	} else if (!e->xfer) {
-		bad = ret != 0;
-	} else {
-		bad = ret == 0 || (ret < 0 && err != EFAULT) || got > e->hi ||
-		      (!e->lfault && got != e->hi);
-		if (!bad)
-			fz_apply(e, c->write, got);
-	}
-	if (bad) {
-		snprintf(why, sizeof(why), "returned %zd (errno %d %s), model: %s%zd%s", ret, err,
-			 err ? strerror(err) : "", e->err ? "errno " : "",
-			 e->err ? (ssize_t)e->err : e->xfer ? (ssize_t)e->hi : 0,
-			 e->xfer && !e->lfault && !e->hi ? " bytes, that is EFAULT" :
-			 e->lfault ? " bytes at most (local fault)" : e->xfer ? " bytes" : "");
-		return 1;
-	}
-
 	if (e->err)
 		st.einval += e->err == EINVAL;
 	st.efault += e->err == EFAULT || (e->xfer && !got);
@@ -770,11 +865,70 @@ static int fz_run_case(const struct fz_case *c, bool full)
 		else
 			st.full++;
 	}
+}
+
+/*
+ * Run case @c and check the result and both arenas.  Returns 0 when all
+ * matched the model, else 1 with the difference in why.
+ */
+static int fz_run_case(const struct fz_case *c, bool full)
+{
+	struct fz_expect *e = &fz_exp;
+	struct fz_arena *d = c->write ? &ra : &la;
+	long pid = c->pidsel == 0 ? tpid : c->pidsel == 1 ? tpidfd : tmem;
+	bool inj = false;
+	ssize_t ret;
+	size_t got;
+	int err, bad = 0;
+
+	fz_model(c, e);
+	fz_inject(true);
+	errno = 0;
+	ret = fz_rw(c->write, pid, c->lnull ? NULL : c->lv, c->ln, c->rnull ? NULL : c->rv,
+		    c->rn, c->flags);
+	err = ret < 0 ? errno : 0;
+	fz_inject(false);
+	got = ret > 0 ? (size_t)ret : 0;
+
+	if (faults && !e->exact && ret == -1 && (err == ENOMEM || err == EFAULT)) {
+		/* An allocation or a user copy failed before any byte moved. */
+		inj = err != e->err && !(e->xfer && !e->hi && err == EFAULT);
+		if (e->xfer)
+			fz_apply(e, c->write, 0);
+	} else if (e->err) {
+		bad = ret != -1 || err != e->err;
+	} else if (!e->xfer) {
+		bad = ret != 0;
+	} else {
+		/* With --faults, any count up to the model's. */
+		bad = ret == 0 || (ret < 0 && err != EFAULT) || got > e->hi ||
+		      (!e->lfault && !faults && got != e->hi);
+		if (!bad)
+			fz_apply(e, c->write, got);
+	}
+	if (bad) {
+		snprintf(why, sizeof(why), "returned %zd (errno %d %s), model: %s%zd%s", ret, err,
+			 err ? strerror(err) : "", e->err ? "errno " : "",
+			 e->err ? (ssize_t)e->err : e->xfer ? (ssize_t)e->hi : 0,
+			 e->xfer && !e->lfault && !e->hi ? " bytes, that is EFAULT" :
+			 e->lfault ? " bytes at most (local fault)" : e->xfer ? " bytes" : "");
+		return 1;
+	}
+
+	if (inj) {
+		st.inj_enomem += err == ENOMEM;
+		st.inj_efault += err == EFAULT;
+	} else if (faults && got && got < e->hi && !e->lfault) {
+		st.inj_short++;
+	} else {
+		fz_count_outcome(e, got);
+	}
 	st.bytes += got;
 
 	if (fz_check_dirty(d, full) || (full && fz_check_dirty(d == &la ? &ra : &la, true)))
 		return 1;
 	if (fz_reset_dirty(d)) {
+		fz_infra = true;
 		snprintf(why, sizeof(why), "cannot reset target pages: %s", strerror(errno));
 		return 1;
 	}
@@ -1109,7 +1263,7 @@ static void fz_shrink(struct fz_case *c)
 
 /* ---- pin balance ----------------------------------------------------------- */
 
-static int fz_read_pins(long long *acq, long long *rel, bool *refreshed)
+static int fz_read_pins_once(long long *acq, long long *rel, bool *refreshed)
 {
 	char line[128];
 	FILE *f;
@@ -1132,16 +1286,60 @@ static int fz_read_pins(long long *acq, long long *rel, bool *refreshed)
 	return found == 3 ? 0 : -1;
 }
 
+static int fz_read_pins(long long *acq, long long *rel, bool *refreshed)
+{
+	int tries = 0;
+
+	while (fz_read_pins_once(acq, rel, refreshed))
+		if (!fz_again(&tries))
+			return -1;
+	return 0;
+}
+
 /* ---- main ------------------------------------------------------------------- */
 
 static void fz_usage(const char *prog)
 {
 	printf("Usage: %s [--seed N] [--iterations N] [--seconds S] [--check-pins]\n"
 	       "          [--pin-slack N] [--no-shrink] [--verbose] [--mainline]\n"
+	       "          [--faults | --faults-all]\n"
 	       "Defaults: a seed from the clock, 100000 iterations, at most 120 seconds.\n"
 	       "--mainline: expect liovcnt to be truncated to 32 bits, as mainline does\n"
-	       "(the man page and our kernel: EINVAL for liovcnt > IOV_MAX).\n",
+	       "(the man page and our kernel: EINVAL for liovcnt > IOV_MAX).\n"
+	       "--faults: the kernel injects allocation and user copy failures (enabled\n"
+	       "by the caller in debugfs, with task-filter): accept early ENOMEM/EFAULT\n"
+	       "and short counts; make-it-fail is set only around the calls under test.\n"
+	       "--faults-all: the same, but leave make-it-fail as inherited.\n",
 	       prog);
+}
+
+/*
+ * Whether local iovecs @v pass access_ok().  With failures injected here
+ * (--faults-all) a failure is asked again: an injected one does not repeat
+ * every time.
+ */
+static bool fz_probe(const struct iovec *v)
+{
+	int tries = faults && fz_mif < 0 ? 12 : 1;
+
+	while (tries--)
+		if (!fz_rw(false, getpid(), v, 2, NULL, 0, 0))
+			return true;
+	return false;
+}
+
+/*
+ * --faults: have failures injected only into the calls under test.  The
+ * caller may have set make-it-fail already, so writing it can fail at first.
+ */
+static void fz_faults_narrow(void)
+{
+	int tries = 0;
+
+	while ((fz_mif = open("/proc/self/make-it-fail", O_WRONLY | O_CLOEXEC)) < 0 &&
+	       errno != ENOENT && fz_again(&tries))
+		;
+	fz_inject(false);
 }
 
 /* The highest end of a local range that passes access_ok(), found by asking. */
@@ -1151,12 +1349,12 @@ static unsigned long long fz_probe_top(void)
 	size_t lo = 0, hi = SSIZE_MAX, mid;
 
 	v[0].iov_len = SSIZE_MAX;
-	if (!fz_rw(false, getpid(), v, 2, NULL, 0, 0))
+	if (fz_probe(v))
 		return ULLONG_MAX;
 	while (hi - lo > 1) {
 		mid = lo + (hi - lo) / 2;
 		v[0].iov_len = mid;
-		if (fz_rw(false, getpid(), v, 2, NULL, 0, 0))
+		if (!fz_probe(v))
 			hi = mid;
 		else
 			lo = mid;
@@ -1175,18 +1373,20 @@ int main(int argc, char **argv)
 		{ "no-shrink", no_argument, NULL, 'n' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "mainline", no_argument, NULL, 'm' },
+		{ "faults", no_argument, NULL, 'f' },
+		{ "faults-all", no_argument, NULL, 'F' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
 	unsigned long long seed = 0, iters = 100000, it;
 	long long acq0 = 0, rel0 = 0, acq1 = 0, rel1 = 0, slack = 0, diff;
-	bool have_seed = false, pins = false, shrink = true, ref0, ref1;
+	bool have_seed = false, pins = false, shrink = true, faults_all = false, ref0, ref1;
 	double secs = 120, t0, el;
 	char path[64];
 	unsigned int i;
-	int opt;
+	int opt, tries = 0;
 
-	while ((opt = getopt_long(argc, argv, "s:i:t:pk:nvmh", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "s:i:t:pk:nvmfFh", opts, NULL)) != -1) {
 		switch (opt) {
 		case 's':
 			seed = strtoull(optarg, NULL, 0);
@@ -1213,6 +1413,13 @@ int main(int argc, char **argv)
 		case 'm':
 			mainline = true;
 			break;
+		case 'f':
+			faults = true;
+			break;
+		case 'F':
+			faults = true;
+			faults_all = true;
+			break;
 		case 'h':
 			fz_usage(argv[0]);
 			return 0;
@@ -1229,11 +1436,18 @@ int main(int argc, char **argv)
 			(unsigned long long)getpid() << 20) % 1000000000000ULL;
 	}
 	rng = seed;
+	if (faults && !faults_all)
+		fz_faults_narrow();
 
 	ksft_print_header();
 	ksft_set_plan(1);
 	ksft_print_msg("cma_fuzz: seed %llu (replay: --seed %llu), up to %llu iterations, %g s\n",
 		       seed, seed, iters, secs);
+	if (faults)
+		ksft_print_msg("fault injection mode: %s\n",
+			       fz_mif >= 0 ? "make-it-fail set around the calls under test" :
+			       faults_all ? "make-it-fail as inherited" :
+			       "no /proc/self/make-it-fail: failures only if injected for all tasks");
 
 	pg = (size_t)sysconf(_SC_PAGESIZE);
 	max_rw = INT_MAX & ~(pg - 1);
@@ -1263,13 +1477,15 @@ int main(int argc, char **argv)
 	if (fz_target_start())
 		ksft_exit_skip("cannot start the target: %s\n", strerror(errno));
 	snprintf(path, sizeof(path), "/proc/%d/mem", tpid);
-	tmem = open(path, O_RDWR | O_CLOEXEC);
+	while ((tmem = open(path, O_RDWR | O_CLOEXEC)) < 0 && fz_again(&tries))
+		;
 	if (tmem < 0) {
 		fz_target_stop();
 		ksft_exit_skip("cannot open %s: %s\n", path, strerror(errno));
 	}
 	if (flags_ok & PROCESS_VM_PIDFD) {
-		tpidfd = syscall(__NR_pidfd_open, tpid, 0);
+		while ((tpidfd = syscall(__NR_pidfd_open, tpid, 0)) < 0 && fz_again(&tries))
+			;
 		if (tpidfd < 0)
 			flags_ok &= ~PROCESS_VM_PIDFD;
 	}
@@ -1304,6 +1520,13 @@ int main(int argc, char **argv)
 		       st.efault, st.ebadf, st.zero);
 	ksft_print_msg("transfers: full %lu, partial %lu, local fault %lu; %llu bytes moved\n",
 		       st.full, st.partial, st.lfault, st.bytes);
+	if (faults) {
+		ksft_print_msg("failed early (injected): ENOMEM %lu, EFAULT %lu; cut short %lu\n",
+			       st.inj_enomem, st.inj_efault, st.inj_short);
+		ksft_print_msg("the fuzzer's own operations retried: %lu\n", st.retries);
+		if (!st.inj_enomem && !st.inj_efault && !st.inj_short)
+			ksft_print_msg("no injected failure seen: is fault injection enabled?\n");
+	}
 	if (pins) {
 		if (fz_read_pins(&acq1, &rel1, &ref1))
 			ksft_exit_skip("--check-pins: /proc/vmstat unreadable\n");
@@ -1322,6 +1545,10 @@ int main(int argc, char **argv)
 	ksft_exit_pass();
 
 mismatch:
+	if (fz_infra) {
+		ksft_print_msg("the fuzzer failed, not the kernel under test:\n");
+		goto fail_infra;
+	}
 	ksft_print_msg("MISMATCH: seed %llu, iteration %llu\n", seed, it);
 	ksft_print_msg("replay: --seed %llu --iterations %llu\n", seed, it + 1);
 	ksft_print_msg("  %s\n", why);
