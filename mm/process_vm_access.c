@@ -67,6 +67,12 @@
 #define PVM_STACK_PAGES		32
 /* Largest window: one page of pointers, 2 MiB of 4 KiB pages. */
 #define PVM_MAX_PAGES		(PAGE_SIZE / sizeof(struct page *))
+/* Pages before the current one that a window may start at. */
+#define PVM_SCAN_BEFORE		(PVM_MAX_PAGES / 4)
+/* Pages around the current one looked at when choosing a window. */
+#define PVM_SCAN_PAGES		(PVM_SCAN_BEFORE + PVM_MAX_PAGES)
+/* Consecutive elements outside those pages that end the look-ahead. */
+#define PVM_SCAN_MISSES		32
 /* Bytes copied between checks for a fatal signal and for rescheduling. */
 #define PVM_CHECK_BYTES		(PVM_MAX_PAGES * PAGE_SIZE)
 
@@ -139,44 +145,57 @@ static void pvm_grow(struct pvm_xfer *x, unsigned long want)
 }
 
 /**
- * pvm_window_span() - how many pages the next window should cover
+ * pvm_window() - choose the pages of the next window
  * @x: the transfer
  * @riov: the remote iovecs
  * @nr_segs: number of remote iovecs
  * @seg: index of the element being copied
  * @addr: remote address the copy resumes at, inside element @seg
  * @len: bytes left in element @seg
+ * @first: set to the page number of the window's first page
  *
- * Starting with the page of @addr, takes in the following elements for as
- * long as each one starts within the pages gathered so far or on the page
- * right after them, and no more bytes than the caller's buffers can take.
+ * Marks the pages that the next elements touch (no more bytes than the
+ * caller's buffers can take) in a map of the pages around the page of
+ * @addr, then returns the run of touched pages that contains it.  Elements
+ * may come in any order: a shuffled gather over a few pages still gets one
+ * window.  Pages that no element touches are never part of a window, so
+ * pinning never faults in, or waits on, memory the caller did not name.
  *
  * Return: the number of pages, at least one and at most PVM_MAX_PAGES.
  */
-static unsigned long pvm_window_span(const struct pvm_xfer *x,
-				     const struct iovec *riov,
-				     unsigned long nr_segs, unsigned long seg,
-				     unsigned long addr, size_t len)
+static unsigned long pvm_window(const struct pvm_xfer *x,
+				const struct iovec *riov, unsigned long nr_segs,
+				unsigned long seg, unsigned long addr, size_t len,
+				unsigned long *first)
 {
-	unsigned long first = addr >> PAGE_SHIFT;
-	unsigned long end = first;	/* one past the last page taken in */
+	DECLARE_BITMAP(touched, PVM_SCAN_PAGES);
+	unsigned long cur = addr >> PAGE_SHIFT;
+	unsigned long base = cur - min(cur, PVM_SCAN_BEFORE);
 	size_t budget = iov_iter_count(x->iter);
+	unsigned int misses = 0;
+	unsigned long lo, hi;
 
+	bitmap_zero(touched, PVM_SCAN_PAGES);
 	for (;;) {
 		unsigned long last_byte, p0, p1;
 
 		len = min(len, budget);
 		if (len) {
-			p0 = addr >> PAGE_SHIFT;
-			if (p0 < first || p0 > end)
-				break;
 			last_byte = addr + len - 1;
 			if (last_byte < addr)	/* wraps: it faults anyway */
 				last_byte = ULONG_MAX;
+			p0 = addr >> PAGE_SHIFT;
 			p1 = last_byte >> PAGE_SHIFT;
-			end = max(end, p1 + 1);
+			if (p1 >= base && p0 < base + PVM_SCAN_PAGES) {
+				p0 = max(p0, base) - base;
+				p1 = min(p1 - base, PVM_SCAN_PAGES - 1);
+				bitmap_set(touched, p0, p1 - p0 + 1);
+				misses = 0;
+			} else if (++misses > PVM_SCAN_MISSES) {
+				break;
+			}
 			budget -= len;
-			if (!budget || end - first >= PVM_MAX_PAGES)
+			if (!budget)
 				break;
 		}
 		if (++seg >= nr_segs)
@@ -184,7 +203,13 @@ static unsigned long pvm_window_span(const struct pvm_xfer *x,
 		addr = (unsigned long)riov[seg].iov_base;
 		len = riov[seg].iov_len;
 	}
-	return clamp(end - first, 1UL, PVM_MAX_PAGES);
+
+	lo = cur - base;
+	hi = find_next_zero_bit(touched, PVM_SCAN_PAGES, lo);
+	while (lo && test_bit(lo - 1, touched))
+		lo--;
+	*first = base + lo;
+	return min(hi - lo, PVM_MAX_PAGES);
 }
 
 /**
@@ -192,20 +217,28 @@ static unsigned long pvm_window_span(const struct pvm_xfer *x,
  * @x: the transfer
  * @first: page number of the window's first page
  * @want: number of pages wanted
+ * @cur: page number of the page that must be in the window
  *
  * Fewer pages than wanted may be pinned (the range runs into a hole, or
- * the array is small); the first page is always pinned on success.
+ * the array is small); the window's first page is always pinned on
+ * success, and @cur is in the window unless a page before it failed.
  *
  * Return: 0 on success, or a negative errno if not even the first page
  * could be pinned.
  */
-static int pvm_pin(struct pvm_xfer *x, unsigned long first, unsigned long want)
+static int pvm_pin(struct pvm_xfer *x, unsigned long first, unsigned long want,
+		   unsigned long cur)
 {
+	unsigned long end = first + want;
 	int locked = 1;
 	long got;
 
 	pvm_grow(x, want);
-	want = min(want, x->max_pages);
+	if (want > x->max_pages) {
+		/* A smaller window that still holds @cur, near its start. */
+		first = cur - min(cur - first, x->max_pages / 4);
+		want = min(x->max_pages, end - first);
+	}
 
 	if (x->nowait) {
 		if (!mmap_read_trylock(x->mm))
@@ -316,6 +349,7 @@ static ssize_t pvm_transfer(struct pvm_xfer *x, const struct iovec *riov,
 		while (len) {
 			unsigned long page = addr >> PAGE_SHIFT;
 			size_t offset = offset_in_page(addr);
+			unsigned long first, want;
 			size_t span, done;
 
 			/*
@@ -338,9 +372,20 @@ static ssize_t pvm_transfer(struct pvm_xfer *x, const struct iovec *riov,
 					goto out;
 				}
 				cond_resched();
-				err = pvm_pin(x, page,
-					      pvm_window_span(x, riov, nr_segs,
-							      seg, addr, len));
+				want = pvm_window(x, riov, nr_segs, seg, addr,
+						  len, &first);
+				err = pvm_pin(x, first, want, page);
+				if ((err || page - x->first >= x->nr) &&
+				    first < page) {
+					/*
+					 * A page before this one, touched by a
+					 * later element, failed: that is the
+					 * later element's business.
+					 */
+					pvm_release(x);
+					err = pvm_pin(x, page, first + want - page,
+						      page);
+				}
 				if (err)
 					goto out;
 			}

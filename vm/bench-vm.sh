@@ -26,7 +26,7 @@ for r in $(seq "$rounds"); do
 	for k in patched stock; do
 		stage "bench-vm: round $r/$rounds, $k kernel"
 		"$ROOT/vm/run" --kernel "$k" --timeout 1800 --add "$B/add/bench" -- sh -c \
-			"/bench/cmabench $args --note 'QEMU TCG emulation, $k kernel: only ratios mean anything' --csv /tmp/b.csv && echo CMA-CSV-BEGIN && cat /tmp/b.csv && echo CMA-CSV-END" \
+			"/bench/cmabench $args --note 'QEMU TCG emulation ($k kernel) - only ratios mean anything' --csv /tmp/b.csv && echo CMA-CSV-BEGIN && cat /tmp/b.csv && echo CMA-CSV-END" \
 			>"$out/$k-$r.log" 2>&1 || die "bench-vm: the $k run $r failed (see $out/$k-$r.log)"
 		sed -n '/^CMA-CSV-BEGIN$/,/^CMA-CSV-END$/p' "$out/$k-$r.log" | sed '1d;$d' >"$out/$k-$r.csv"
 		[ -s "$out/$k-$r.csv" ] || die "bench-vm: no CSV from the $k run $r"
