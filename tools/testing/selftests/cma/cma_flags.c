@@ -415,27 +415,35 @@ static void run_uffd(struct __test_metadata *_metadata, struct cma_target *t,
 	cma_xfer_check(_metadata, t, write, want < 0 ? 0 : want);
 }
 
+/*
+ * @resident pages of the remote region are resident, the rest missing and
+ * registered with a userfaultfd nobody serves; transfer @pages pages.
+ */
+static void uffd_case(struct __test_metadata *_metadata, struct cma_target *t,
+		      long resident, size_t pages, bool write, ssize_t want)
+{
+	size_t p = cma_page();
+
+	if (uffd_setup(t, resident))
+		SKIP(return, "no userfaultfd: %s", strerror(errno));
+	cma_riov(&t->mb->x, 100, pages * p);
+	cma_liov(&t->mb->x, 10, pages * p);
+	run_uffd(_metadata, t, write, want);
+}
+
 /* The first remote page is missing and only a userfaultfd handler could supply it: EFAULT. */
 TEST_F(flags, nowait_uffd_missing_readv)
 {
 	if (!self->nowait_ok)
 		SKIP(return, NO_NOWAIT);
-	if (uffd_setup(&self->t, 0))
-		SKIP(return, "no userfaultfd: %s", strerror(errno));
-	cma_riov(self->x, 100, 3 * self->page);
-	cma_liov(self->x, 10, 3 * self->page);
-	run_uffd(_metadata, &self->t, false, -EFAULT);
+	uffd_case(_metadata, &self->t, 0, 3, false, -EFAULT);
 }
 
 TEST_F(flags, nowait_uffd_missing_writev)
 {
 	if (!self->nowait_ok)
 		SKIP(return, NO_NOWAIT);
-	if (uffd_setup(&self->t, 0))
-		SKIP(return, "no userfaultfd: %s", strerror(errno));
-	cma_riov(self->x, 100, 3 * self->page);
-	cma_liov(self->x, 10, 3 * self->page);
-	run_uffd(_metadata, &self->t, true, -EFAULT);
+	uffd_case(_metadata, &self->t, 0, 3, true, -EFAULT);
 }
 
 /* Resident pages before the first missing one move: a short count. */
@@ -443,22 +451,14 @@ TEST_F(flags, nowait_uffd_partial_readv)
 {
 	if (!self->nowait_ok)
 		SKIP(return, NO_NOWAIT);
-	if (uffd_setup(&self->t, 3))
-		SKIP(return, "no userfaultfd: %s", strerror(errno));
-	cma_riov(self->x, 100, 5 * self->page);
-	cma_liov(self->x, 10, 5 * self->page);
-	run_uffd(_metadata, &self->t, false, 3 * self->page - 100);
+	uffd_case(_metadata, &self->t, 3, 5, false, 3 * self->page - 100);
 }
 
 TEST_F(flags, nowait_uffd_partial_writev)
 {
 	if (!self->nowait_ok)
 		SKIP(return, NO_NOWAIT);
-	if (uffd_setup(&self->t, 3))
-		SKIP(return, "no userfaultfd: %s", strerror(errno));
-	cma_riov(self->x, 100, 5 * self->page);
-	cma_liov(self->x, 10, 5 * self->page);
-	run_uffd(_metadata, &self->t, true, 3 * self->page - 100);
+	uffd_case(_metadata, &self->t, 3, 5, true, 3 * self->page - 100);
 }
 
 TEST_HARNESS_MAIN
