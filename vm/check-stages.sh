@@ -141,11 +141,12 @@ st_vm_add() {
 st_loggate() {
 	local d=$B/loggate-test rep
 	mkdir -p "$d"
-	printf 'hello\nCMA-VM-DMESG-BEGIN\n[    0.1] Linux version\nCMA-VM-DMESG-END\nCMA-VM-EXIT=0\n' >"$d/clean"
+	printf 'hello\nCMA-VM-DMESG-BEGIN\n[    0.1] Linux version\n[    4.3] rcu: \tRCU lockdep checking is enabled.\nCMA-VM-DMESG-END\nCMA-VM-EXIT=0\n' >"$d/clean"
 	"$ROOT/vm/loggate.sh" "$d/clean" || { echo "clean log rejected"; return 1; }
 	for rep in "WARNING: CPU: 0 PID: 1 at mm/gup.c:100 foo+0x1/0x2" "BUG: KASAN: slab-out-of-bounds in bar" \
 		   "Oops: general protection fault" "WARNING: possible circular locking dependency detected" \
-		   "UBSAN: shift-out-of-bounds in mm/x.c:1:2" "Kernel panic - not syncing: Fatal exception"; do
+		   "UBSAN: shift-out-of-bounds in mm/x.c:1:2" "Kernel panic - not syncing: Fatal exception" \
+		   "INFO: lockdep is turned off." "BUG: sleeping function called from invalid context"; do
 		printf 'CMA-VM-DMESG-BEGIN\n[    1.0] %s\nCMA-VM-DMESG-END\nCMA-VM-EXIT=0\n' "$rep" >"$d/bad"
 		if "$ROOT/vm/loggate.sh" "$d/bad" 2>/dev/null; then
 			echo "log gate missed: $rep"

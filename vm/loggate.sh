@@ -7,7 +7,7 @@
 # between the markers, and console lines that carry a printk timestamp.
 set -euo pipefail
 log=${1:?usage: vm/loggate.sh LOG}
-pat='WARNING:|BUG:|BUG |Oops|KASAN|UBSAN|KFENCE|kernel BUG|possible circular locking|possible recursive locking|inconsistent lock state|suspicious RCU usage|lockdep|unreferenced object|Kernel panic|blocked for more than|Call Trace:'
+pat='WARNING:|BUG:|BUG |Oops|KASAN|UBSAN|KFENCE|kernel BUG|possible circular locking|possible recursive locking|inconsistent lock state|suspicious RCU usage|lockdep is turned off|DEBUG_LOCKS_WARN_ON|lock held when returning|unreferenced object|Kernel panic|blocked for more than|Call Trace:'
 kernel_lines() {
 	sed -n '/^CMA-VM-DMESG-BEGIN$/,/^CMA-VM-DMESG-END$/p' "$log"
 	grep -E '^\[ *[0-9]+\.[0-9]+\]' "$log" || true
