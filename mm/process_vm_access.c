@@ -350,14 +350,16 @@ static ssize_t pvm_transfer(struct pvm_xfer *x, const struct iovec *riov,
 			unsigned long page = addr >> PAGE_SHIFT;
 			size_t offset = offset_in_page(addr);
 			unsigned long first, want;
+			bool refill = page < x->first ||
+				      page - x->first >= x->nr;
 			size_t span, done;
 
 			/*
-			 * Elements that repeat the same pages copy from one
-			 * window for as long as they like: check for a fatal
-			 * signal by bytes copied, not only between windows.
+			 * Check for a fatal signal between windows, and also by
+			 * bytes copied: elements that repeat the same pages
+			 * copy from one window for as long as they like.
 			 */
-			if (unchecked >= PVM_CHECK_BYTES) {
+			if (refill || unchecked >= PVM_CHECK_BYTES) {
 				unchecked = 0;
 				if (fatal_signal_pending(current)) {
 					err = -EINTR;
@@ -365,13 +367,8 @@ static ssize_t pvm_transfer(struct pvm_xfer *x, const struct iovec *riov,
 				}
 				cond_resched();
 			}
-			if (page < x->first || page - x->first >= x->nr) {
+			if (refill) {
 				pvm_release(x);
-				if (fatal_signal_pending(current)) {
-					err = -EINTR;
-					goto out;
-				}
-				cond_resched();
 				want = pvm_window(x, riov, nr_segs, seg, addr,
 						  len, &first);
 				err = pvm_pin(x, first, want, page);

@@ -46,6 +46,7 @@
 #include <sys/wait.h>
 
 #include "../kselftest.h"
+#include "cma_pins.h"
 
 #ifndef MADV_COLLAPSE
 #define MADV_COLLAPSE		25
@@ -448,27 +449,12 @@ static void ch_run_targets(unsigned long long *s, const char *self, struct ch_st
 
 static int ch_read_pins(long long *acq, long long *rel)
 {
-	char line[128];
-	FILE *f;
-	int fd, found = 0;
+	bool refreshed;
+	int ret = cma_read_pins(acq, rel, &refreshed);
 
-	fd = open("/proc/sys/vm/stat_refresh", O_WRONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		if (write(fd, "1\n", 2) != 2)
-			ksft_print_msg("vm/stat_refresh: %s\n", strerror(errno));
-		close(fd);
-	}
-	f = fopen("/proc/vmstat", "re");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "nr_foll_pin_acquired %lld", acq) == 1)
-			found |= 1;
-		else if (sscanf(line, "nr_foll_pin_released %lld", rel) == 1)
-			found |= 2;
-	}
-	fclose(f);
-	return found == 3 ? 0 : -1;
+	if (!refreshed)
+		ksft_print_msg("vm/stat_refresh could not be written\n");
+	return ret;
 }
 
 int main(int argc, char **argv)

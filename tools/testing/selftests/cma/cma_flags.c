@@ -213,38 +213,34 @@ static void kill_target(struct cma_target *t, bool reap)
 	waitid(P_PID, t->pid, &si, WEXITED | (reap ? 0 : WNOWAIT));
 }
 
+/* A pidfd whose process has exited (a zombie, or reaped too): ESRCH both ways. */
+static void pidfd_exited(struct __test_metadata *_metadata, struct cma_target *t,
+			 int pidfd, bool reap)
+{
+	struct iovec l = { t->mb->x.lreg.addr, 64 }, r = { t->mb->x.rreg.addr, 64 };
+
+	kill_target(t, reap);
+	errno = 0;
+	EXPECT_EQ(-1, cma_readv(pidfd, &l, 1, &r, 1, PROCESS_VM_PIDFD));
+	EXPECT_EQ(ESRCH, errno);
+	EXPECT_EQ(-1, cma_writev(pidfd, &l, 1, &r, 1, PROCESS_VM_PIDFD));
+	EXPECT_EQ(ESRCH, errno);
+}
+
 TEST_F(flags, pidfd_zombie)
 {
-	struct iovec l = { NULL, 64 }, r = { NULL, 64 };
-
 	if (!self->pidfd_ok)
 		SKIP(return, NO_PIDFD);
 	usual_layout(_metadata, &self->t, CMA_ANON);
-	l.iov_base = self->x->lreg.addr;
-	r.iov_base = self->x->rreg.addr;
-	kill_target(&self->t, false);
-	errno = 0;
-	EXPECT_EQ(-1, cma_readv(self->pidfd, &l, 1, &r, 1, PROCESS_VM_PIDFD));
-	EXPECT_EQ(ESRCH, errno);
-	EXPECT_EQ(-1, cma_writev(self->pidfd, &l, 1, &r, 1, PROCESS_VM_PIDFD));
-	EXPECT_EQ(ESRCH, errno);
+	pidfd_exited(_metadata, &self->t, self->pidfd, false);
 }
 
 TEST_F(flags, pidfd_reaped)
 {
-	struct iovec l = { NULL, 64 }, r = { NULL, 64 };
-
 	if (!self->pidfd_ok)
 		SKIP(return, NO_PIDFD);
 	usual_layout(_metadata, &self->t, CMA_ANON);
-	l.iov_base = self->x->lreg.addr;
-	r.iov_base = self->x->rreg.addr;
-	kill_target(&self->t, true);
-	errno = 0;
-	EXPECT_EQ(-1, cma_readv(self->pidfd, &l, 1, &r, 1, PROCESS_VM_PIDFD));
-	EXPECT_EQ(ESRCH, errno);
-	EXPECT_EQ(-1, cma_writev(self->pidfd, &l, 1, &r, 1, PROCESS_VM_PIDFD));
-	EXPECT_EQ(ESRCH, errno);
+	pidfd_exited(_metadata, &self->t, self->pidfd, true);
 }
 
 static char reuse_marker[64] = "this process took over the pid of the reaped target";

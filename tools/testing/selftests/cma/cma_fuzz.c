@@ -81,6 +81,7 @@
 #include <sys/wait.h>
 
 #include "../kselftest.h"
+#include "cma_pins.h"
 
 #ifndef PROCESS_VM_PIDFD
 #define PROCESS_VM_PIDFD	0x1UL
@@ -1263,34 +1264,11 @@ static void fz_shrink(struct fz_case *c)
 
 /* ---- pin balance ----------------------------------------------------------- */
 
-static int fz_read_pins_once(long long *acq, long long *rel, bool *refreshed)
-{
-	char line[128];
-	FILE *f;
-	int fd, found = 0;
-
-	fd = open("/proc/sys/vm/stat_refresh", O_WRONLY | O_CLOEXEC);
-	*refreshed = fd >= 0 && write(fd, "1\n", 2) == 2;
-	if (fd >= 0)
-		close(fd);
-	f = fopen("/proc/vmstat", "re");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "nr_foll_pin_acquired %lld", acq) == 1)
-			found |= 1;
-		else if (sscanf(line, "nr_foll_pin_released %lld", rel) == 1)
-			found |= 2;
-	}
-	fclose(f);
-	return found == 3 ? 0 : -1;
-}
-
 static int fz_read_pins(long long *acq, long long *rel, bool *refreshed)
 {
 	int tries = 0;
 
-	while (fz_read_pins_once(acq, rel, refreshed))
+	while (cma_read_pins(acq, rel, refreshed))
 		if (!fz_again(&tries))
 			return -1;
 	return 0;
