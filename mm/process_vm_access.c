@@ -10,19 +10,23 @@
  * The algorithm
  * -------------
  * The remote iovecs are consumed in order while a "window" of remote pages
- * is kept pinned: one contiguous range of user pages, pinned by a single
- * pin_user_pages_remote() call under a single hold of the target's mmap
- * lock.  Each remote element is copied from the window as long as its
- * pages lie inside it; only an element that leaves the window releases it
- * and pins a new one, starting at that element's first page.  Before a
- * window is pinned, the elements that follow are looked at: as long as
- * each of them starts inside the pages gathered so far or on the page just
- * after them, the window grows to cover it too, up to the capacity of the
- * page array.  A gather of a thousand small elements lying in a few pages
- * therefore costs one lock, one pin and one unpin, where a per-element
- * scheme would pay for each element.  Elements that go backwards, or jump
- * over pages, simply start a new window; pages that are not touched by any
- * element are never pinned, so a hole between elements is never an error.
+ * is kept pinned: one contiguous range of user pages, pinned under a
+ * single hold of the target's mmap lock.  Each remote element is copied
+ * from the window as long as its pages lie inside it; only an element that
+ * leaves the window releases it and pins a new one.  Before a window is
+ * pinned, the elements that follow are looked at: the pages they touch
+ * around the current page are marked in a small bitmap, and the window
+ * becomes the run of marked pages that holds the current page, up to the
+ * capacity of the page array.  Elements may come in any order, so a
+ * shuffled gather of a thousand small elements lying in a few pages costs
+ * one lock, one pin and one unpin, where a per-element scheme pays for
+ * each element.  Pages that no element touches are never pinned, so a hole
+ * between elements is never an error.
+ *
+ * Only the pages of the element being copied are faulted in.  The pages
+ * that the window holds for later elements are pinned only if they are
+ * present already (FOLL_NOFAULT): looking ahead never faults in, waits on,
+ * or fails because of a page the transfer might stop before reaching.
  *
  * The mmap lock is held only while pinning.  Copies run from the pinned
  * pages with no lock held, so faults on the caller's own buffers are
@@ -158,8 +162,7 @@ static void pvm_grow(struct pvm_xfer *x, unsigned long want)
  * caller's buffers can take) in a map of the pages around the page of
  * @addr, then returns the run of touched pages that contains it.  Elements
  * may come in any order: a shuffled gather over a few pages still gets one
- * window.  Pages that no element touches are never part of a window, so
- * pinning never faults in, or waits on, memory the caller did not name.
+ * window.  Pages that no element touches are never part of a window.
  *
  * Return: the number of pages, at least one and at most PVM_MAX_PAGES.
  */
@@ -217,21 +220,24 @@ static unsigned long pvm_window(const struct pvm_xfer *x,
  * @x: the transfer
  * @first: page number of the window's first page
  * @want: number of pages wanted
- * @cur: page number of the page that must be in the window
+ * @cur: page number of the page the copy resumes at
+ * @own: number of pages from @cur on that the current element needs
  *
- * Fewer pages than wanted may be pinned (the range runs into a hole, or
- * the array is small); the window's first page is always pinned on
- * success, and @cur is in the window unless a page before it failed.
+ * The pages of the current element are faulted in as needed; the others,
+ * wanted for later elements, are pinned only if they are present already.
+ * A window may therefore hold fewer pages than wanted, and start at @cur
+ * rather than @first, but on success it always holds @cur.
  *
- * Return: 0 on success, or a negative errno if not even the first page
- * could be pinned.
+ * Return: 0 on success, or a negative errno if @cur could not be pinned.
  */
 static int pvm_pin(struct pvm_xfer *x, unsigned long first, unsigned long want,
-		   unsigned long cur)
+		   unsigned long cur, unsigned long own)
 {
+	unsigned int spec = x->gup_flags | FOLL_NOFAULT;
 	unsigned long end = first + want;
+	unsigned long before, mid;
 	int locked = 1;
-	long got;
+	long got, more;
 
 	pvm_grow(x, want);
 	if (want > x->max_pages) {
@@ -239,6 +245,8 @@ static int pvm_pin(struct pvm_xfer *x, unsigned long first, unsigned long want,
 		first = cur - min(cur - first, x->max_pages / 4);
 		want = min(x->max_pages, end - first);
 	}
+	before = cur - first;
+	mid = min(own, want - before);
 
 	if (x->nowait) {
 		if (!mmap_read_trylock(x->mm))
@@ -246,10 +254,30 @@ static int pvm_pin(struct pvm_xfer *x, unsigned long first, unsigned long want,
 	} else if (mmap_read_lock_killable(x->mm)) {
 		return -EINTR;
 	}
-	got = pin_user_pages_remote(x->mm, first << PAGE_SHIFT, want,
-				    x->gup_flags, x->pages, &locked);
+	if (before) {
+		more = pin_user_pages_remote(x->mm, first << PAGE_SHIFT, before,
+					     spec, x->pages, NULL);
+		if (more != before) {
+			/* Not all present: start the window at @cur. */
+			if (more > 0)
+				unpin_user_pages(x->pages, more);
+			first = cur;
+			before = 0;
+		}
+	}
+	got = pin_user_pages_remote(x->mm, cur << PAGE_SHIFT, mid, x->gup_flags,
+				    x->pages + before, &locked);
+	if (got == mid && locked && before + mid < want) {
+		more = pin_user_pages_remote(x->mm, (cur + mid) << PAGE_SHIFT,
+					     want - before - mid, spec,
+					     x->pages + before + mid, NULL);
+		if (more > 0)
+			got += more;
+	}
 	if (locked)
 		mmap_read_unlock(x->mm);
+	if (got <= 0 && before)
+		unpin_user_pages(x->pages, before);
 
 	if (got <= 0) {
 		/* NOWAIT reports "would block" as nothing copied: EFAULT */
@@ -258,7 +286,7 @@ static int pvm_pin(struct pvm_xfer *x, unsigned long first, unsigned long want,
 		return got;
 	}
 	x->first = first;
-	x->nr = got;
+	x->nr = before + got;
 	return 0;
 }
 
@@ -371,18 +399,9 @@ static ssize_t pvm_transfer(struct pvm_xfer *x, const struct iovec *riov,
 				pvm_release(x);
 				want = pvm_window(x, riov, nr_segs, seg, addr,
 						  len, &first);
-				err = pvm_pin(x, first, want, page);
-				if ((err || page - x->first >= x->nr) &&
-				    first < page) {
-					/*
-					 * A page before this one, touched by a
-					 * later element, failed: that is the
-					 * later element's business.
-					 */
-					pvm_release(x);
-					err = pvm_pin(x, page, first + want - page,
-						      page);
-				}
+				err = pvm_pin(x, first, want, page,
+					      DIV_ROUND_UP(offset + len,
+							   PAGE_SIZE));
 				if (err)
 					goto out;
 			}

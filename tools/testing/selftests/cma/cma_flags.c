@@ -3,7 +3,9 @@
  * The flags of our process_vm_readv(2)/process_vm_writev(2):
  * PROCESS_VM_PIDFD (the first argument is a pidfd) and PROCESS_VM_NOWAIT
  * (never sleep on a page fault).  Kernels without them reject the flag with
- * EINVAL, and these cases skip there.
+ * EINVAL, and these cases skip there.  The userfaultfd cases at the end
+ * also check, with no flag, that looking ahead never waits for a later
+ * element.
  */
 #include "../kselftest_harness.h"
 #include "cma_common.h"
@@ -49,16 +51,15 @@ FIXTURE_TEARDOWN(flags)
 	cma_target_stop(&self->t);
 }
 
-/* The usual transfer, through @fd and with @flags; expect @want (or -errno). */
-/* A NOWAIT transfer to the target by pid, checking only the result. */
+/* A transfer to the target by pid with @flags, checking only the result. */
 static void run_flags_nocheck(struct __test_metadata *_metadata, struct cma_target *t,
-			      bool write, ssize_t want)
+			      bool write, unsigned long flags, ssize_t want)
 {
 	struct cma_xfer *x = &t->mb->x;
 	ssize_t ret;
 
 	errno = 0;
-	ret = cma_rw(write, t->pid, x->liov, x->ln, x->riov, x->rn, PROCESS_VM_NOWAIT);
+	ret = cma_rw(write, t->pid, x->liov, x->ln, x->riov, x->rn, flags);
 	if (want < 0) {
 		ASSERT_EQ(-1, ret);
 		ASSERT_EQ(-want, errno) TH_LOG("%s", strerror(errno));
@@ -67,6 +68,7 @@ static void run_flags_nocheck(struct __test_metadata *_metadata, struct cma_targ
 	}
 }
 
+/* The usual transfer, through @fd and with @flags; expect @want (or -errno). */
 static void run_flags(struct __test_metadata *_metadata, struct cma_target *t,
 		      bool write, long fd, unsigned long flags, ssize_t want)
 {
@@ -392,19 +394,19 @@ static int uffd_setup(struct cma_target *t, long resident)
 }
 
 /*
- * One NOWAIT transfer against the userfaultfd-registered region, expecting
- * @want.  An alarm turns a hang into a failure.  The target's side can only
+ * One transfer with @flags against the userfaultfd-registered region,
+ * expecting @want.  An alarm turns a hang into a failure.  The target's side can only
  * be checked once the userfaultfd is gone: the check itself would fault on
  * the missing pages.
  */
 static void run_uffd(struct __test_metadata *_metadata, struct cma_target *t,
-		     bool write, ssize_t want)
+		     bool write, unsigned long flags, ssize_t want)
 {
 	double t0;
 
 	alarm(10);
 	t0 = cma_now();
-	run_flags_nocheck(_metadata, t, write, want);
+	run_flags_nocheck(_metadata, t, write, flags, want);
 	alarm(0);
 	EXPECT_GT(5, (int)(cma_now() - t0));
 	cma_call1(t, t_uffd_close, 0);
@@ -424,7 +426,7 @@ static void uffd_case(struct __test_metadata *_metadata, struct cma_target *t,
 		SKIP(return, "no userfaultfd: %s", strerror(errno));
 	cma_riov(&t->mb->x, 100, pages * p);
 	cma_liov(&t->mb->x, 10, pages * p);
-	run_uffd(_metadata, t, write, want);
+	run_uffd(_metadata, t, write, PROCESS_VM_NOWAIT, want);
 }
 
 /* The first remote page is missing and only a userfaultfd handler could supply it: EFAULT. */
@@ -455,6 +457,53 @@ TEST_F(flags, nowait_uffd_partial_writev)
 	if (!self->nowait_ok)
 		SKIP(return, NO_NOWAIT);
 	uffd_case(_metadata, &self->t, 3, 5, true, 3 * self->page - 100);
+}
+
+/*
+ * Looking ahead never waits for a later element.  Page 0 of the remote
+ * region is resident, page 3 unmapped, the others missing and registered
+ * with a userfaultfd that nobody serves.  The elements: (page 0 when
+ * @first_ok), page 3, then page 2.  The transfer must stop at page 3, in
+ * iovec order, without faulting in page 2: a blocking call would wait there
+ * forever.  No flag is used, so this holds for mainline too.
+ */
+static void lookahead_case(struct __test_metadata *_metadata, struct cma_target *t,
+			   bool write, bool first_ok)
+{
+	struct cma_xfer *x = &t->mb->x;
+	size_t p = cma_page();
+
+	if (uffd_setup(t, 1))
+		SKIP(return, "no userfaultfd: %s", strerror(errno));
+	x->rreg.hole = 3 * p;
+	x->rreg.hole_len = p;
+	ASSERT_EQ(0, cma_call3(t, cma_t_munmap, (long)(x->rreg.addr + 3 * p), p, 0));
+	if (first_ok)
+		cma_riov(x, 16, 64);
+	cma_riov(x, 3 * p + 16, 64);
+	cma_riov(x, 2 * p + 8, 64);
+	cma_liov(x, 10, 192);
+	run_uffd(_metadata, t, write, 0, first_ok ? 64 : -EFAULT);
+}
+
+TEST_F(flags, lookahead_no_wait_readv)
+{
+	lookahead_case(_metadata, &self->t, false, false);
+}
+
+TEST_F(flags, lookahead_no_wait_writev)
+{
+	lookahead_case(_metadata, &self->t, true, false);
+}
+
+TEST_F(flags, lookahead_no_wait_partial_readv)
+{
+	lookahead_case(_metadata, &self->t, false, true);
+}
+
+TEST_F(flags, lookahead_no_wait_partial_writev)
+{
+	lookahead_case(_metadata, &self->t, true, true);
 }
 
 TEST_HARNESS_MAIN
