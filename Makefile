@@ -10,7 +10,8 @@ BUILD ?= $(CURDIR)/build
 export BUILD
 
 .PHONY: all run check deps base series series-check series-apply kernel \
-	kernel-stock selftests demo vm-shell bench bench-vm check-debug clean help
+	kernel-stock selftests demo vm-shell bench bench-vm bench-uml check-debug \
+	clean help
 
 all: kernel
 
@@ -60,6 +61,9 @@ check-debug: deps series-apply
 
 bench-vm: deps
 	@vm/bench-vm.sh
+
+bench-uml: deps
+	@vm/bench-vm.sh --uml
 
 bench: deps
 	@$(MAKE) -C bench bench O=$(BUILD)/bench-native

@@ -6,27 +6,42 @@
 # then ours/stock per cell.  QEMU here is TCG emulation: absolute figures
 # mean little; only the ratios between the two kernels, measured the same
 # way in alternating boots, do.
+#
+# make bench-uml (vm/bench-vm.sh --uml): the same with the User-Mode Linux
+# builds of both trees, which run the mm code natively; then the UML table
+# (bench/uml-table.sh): ours/stock and ours/memcpy per size, and where the
+# per-call cost stops dominating.
 #   ROUNDS=3            boots per kernel
 #   BENCH_VM_ARGS=...   cmabench options (default: CMA sweep and gather)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
+uml=0
+[ "${1:-}" = --uml ] && uml=1
 rounds=${ROUNDS:-3}
-args=${BENCH_VM_ARGS:--t cma-read,cma-write,memcpy -p sweep,gather -s 4K,64K,1M,4M -P 4k,thp -r 5 --target-ms 40}
-out=$B/bench-vm
+if [ "$uml" = 1 ]; then
+	args=${BENCH_VM_ARGS:--t cma-read,cma-write,memcpy -p sweep,gather -s 4K,64K,256K,1M,4M,16M,64M,256M -P 4k -r 5 --target-ms 40}
+	out=$B/bench-uml run=(--uml --mem 3G) kinds="uml-patched uml-stock"
+	what="User-Mode Linux: native mm code, ptrace-trapped syscalls"
+else
+	args=${BENCH_VM_ARGS:--t cma-read,cma-write,memcpy -p sweep,gather -s 4K,64K,1M,4M -P 4k,thp -r 5 --target-ms 40}
+	out=$B/bench-vm run=() kinds="patched stock"
+	what="QEMU TCG emulation - only ratios mean anything"
+fi
 rm -rf "$out"
 mkdir -p "$out"
 
 "$ROOT/vm/series.sh" apply
-"$ROOT/vm/build.sh" patched >/dev/null
-"$ROOT/vm/build.sh" stock >/dev/null
+for k in $kinds; do
+	"$ROOT/vm/build.sh" "$k" >/dev/null
+done
 "$ROOT/vm/userspace.sh" bench
 
 for r in $(seq "$rounds"); do
 	for k in patched stock; do
-		stage "bench-vm: round $r/$rounds, $k kernel"
-		"$ROOT/vm/run" --kernel "$k" --timeout 1800 --add "$B/add/bench" -- sh -c \
-			"/bench/cmabench $args --note 'QEMU TCG emulation ($k kernel) - only ratios mean anything' --csv /tmp/b.csv && echo CMA-CSV-BEGIN && cat /tmp/b.csv && echo CMA-CSV-END" \
+		stage "bench-vm: round $r/$rounds, $k kernel${run:+ (${run[0]#--})}"
+		"$ROOT/vm/run" "${run[@]}" --kernel "$k" --timeout 1800 --add "$B/add/bench" -- sh -c \
+			"/bench/cmabench $args --note '$what ($k kernel)' --csv /tmp/b.csv && echo CMA-CSV-BEGIN && cat /tmp/b.csv && echo CMA-CSV-END" \
 			>"$out/$k-$r.log" 2>&1 || die "bench-vm: the $k run $r failed (see $out/$k-$r.log)"
 		sed -n '/^CMA-CSV-BEGIN$/,/^CMA-CSV-END$/p' "$out/$k-$r.log" | sed '1d;$d' >"$out/$k-$r.csv"
 		[ -s "$out/$k-$r.csv" ] || die "bench-vm: no CSV from the $k run $r"
@@ -34,5 +49,10 @@ for r in $(seq "$rounds"); do
 done
 cat "$out"/patched-*.csv >"$out/ours.csv"
 cat "$out"/stock-*.csv >"$out/stock.csv"
-echo "== in-VM benchmark, QEMU TCG (emulated): ours/stock per cell, $rounds interleaved boots each =="
-sh "$ROOT/bench/compare.sh" "$out/ours.csv" "$out/stock.csv" | tee "$out/ratios.txt"
+if [ "$uml" = 1 ]; then
+	echo "== UML benchmark: ours/stock per cell, $rounds interleaved boots each =="
+	sh "$ROOT/bench/uml-table.sh" "$out/ours.csv" "$out/stock.csv" | tee "$out/table.txt"
+else
+	echo "== in-VM benchmark, QEMU TCG (emulated): ours/stock per cell, $rounds interleaved boots each =="
+	sh "$ROOT/bench/compare.sh" "$out/ours.csv" "$out/stock.csv" | tee "$out/ratios.txt"
+fi

@@ -2,30 +2,37 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # vm/build.sh KIND: build the x86_64 VM kernel from tinyconfig plus
-# vm/config.fragment (and vm/debug.fragment for KIND=debug).
-#   patched  the series applied to the base ($B/tree), into $B/obj-patched
-#   debug    the same tree with the debug fragment, into $B/obj-debug
-#   stock    the unmodified Debian source ($B/stock), into $B/obj-stock
+# vm/config.fragment (and vm/debug.fragment for KIND=debug), or a
+# User-Mode Linux kernel from tinyconfig plus vm/uml.fragment.
+#   patched      the series applied to the base ($B/tree), into $B/obj-patched
+#   debug        the same tree with the debug fragment, into $B/obj-debug
+#   stock        the unmodified Debian source ($B/stock), into $B/obj-stock
+#   uml-patched  $B/tree as ARCH=um, into $B/obj-uml-patched
+#   uml-stock    $B/stock as ARCH=um, into $B/obj-uml-stock
 # The source tree must have been prepared (vm/series.sh apply, or this
-# script for stock).  Prints the path of the bzImage.
+# script for stock).  Prints the path of the kernel image.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 kind=${1:-patched}
 frags=$ROOT/vm/config.fragment
+arch=x86_64 target=bzImage image=arch/x86/boot/bzImage
 case $kind in
-patched) src=$B/tree ;;
+uml-*)	frags=$ROOT/vm/uml.fragment arch=um target=linux image=linux ;;
+esac
+case $kind in
+patched|uml-patched) src=$B/tree ;;
 debug)   src=$B/tree; frags="$frags $ROOT/vm/debug.fragment" ;;
-stock)   src=$B/stock
+stock|uml-stock) src=$B/stock
 	 "$ROOT/vm/base.sh"
 	 worktree_at "$src" stock ;;
-*) die "vm/build.sh: unknown kernel kind '$kind' (patched, debug, stock)" ;;
+*) die "vm/build.sh: unknown kernel kind '$kind' (patched, debug, stock, uml-patched, uml-stock)" ;;
 esac
 obj=$B/obj-$kind
 [ -f "$src/Makefile" ] || die "build $kind: no source tree at $src (run make series-apply)"
 need gcc make flex bison bc libelf-dev libssl-dev ccache cpio
 mkdir -p "$obj" "$CCACHE_DIR"
-KMAKE=(make -s -C "$src" O="$obj" ARCH=x86_64 CC="ccache gcc" HOSTCC="ccache gcc" -j"$JOBS")
+KMAKE=(make -s -C "$src" O="$obj" ARCH="$arch" CC="ccache gcc" HOSTCC="ccache gcc" -j"$JOBS")
 
 # Configure only when the fragments or the source's Kconfig changed.
 key=$(cat $frags | sha1sum | cut -c1-16)
@@ -54,8 +61,8 @@ if [ "$(cat "$obj/.cma-config" 2>/dev/null)" != "$key" ] || [ ! -f "$obj/.config
 fi
 
 stage "build $kind: compiling"
-"${KMAKE[@]}" bzImage >"$obj/build.log" 2>&1 || {
+"${KMAKE[@]}" "$target" >"$obj/build.log" 2>&1 || {
 	grep -E 'error|Error' "$obj/build.log" | head -20 >&2
 	die "build $kind: kernel build failed (see $obj/build.log)"
 }
-echo "$obj/arch/x86/boot/bzImage"
+echo "$obj/$image"

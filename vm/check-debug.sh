@@ -6,11 +6,16 @@
 # injection), booted with the selftests, the fuzzer (also under fault
 # injection), a stress phase and a kmemleak scan (vm/debug-tests.sh).  The
 # log gate fails the run on any kernel report.
-#   DEBUG_SECONDS=N   fuzz/stress budget per phase and ABI (default 60)
+#   DEBUG_SECONDS=N     fault-injection fuzz and churn budget per phase and
+#                       ABI (default 60)
+#   DEBUG_ITERATIONS=N  plain fuzzer iterations per ABI (default 40000)
+#   DEBUG_ABIS="..."    ABIs to test (default: x86_64 i386 x32)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 secs=${DEBUG_SECONDS:-60}
+iters=${DEBUG_ITERATIONS:-40000}
+abis=${DEBUG_ABIS:-x86_64 i386 x32}
 [ -d "$B/tree" ] || "$ROOT/vm/series.sh" apply
 "$ROOT/vm/build.sh" debug >/dev/null
 [ -x "$B/add/selftests/cma/run-tests" ] || "$ROOT/vm/userspace.sh" selftests
@@ -20,4 +25,4 @@ mkdir -p "$add"
 cp "$ROOT/vm/debug-tests.sh" "$add/debug-tests.sh"
 chmod +x "$add/debug-tests.sh"
 "$ROOT/vm/run" --kernel debug --mem 3G --timeout 3000 --add "$B/add/selftests" --add "$add" -- \
-	/debug-tests.sh "$secs"
+	/debug-tests.sh "$secs" "$iters" "$abis"

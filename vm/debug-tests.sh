@@ -1,11 +1,12 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# debug-tests.sh SECONDS: the test run of make check-debug, inside the debug
-# VM (busybox sh).  Expects the static selftests under /cma/<abi>/ and
+# debug-tests.sh SECONDS [ITERATIONS [ABIS]]: the test run of make
+# check-debug, inside the debug VM (busybox sh).  Expects the static selftests under /cma/<abi>/ and
 # /cma/run-tests.  Stages:
 #   1. the selftests, every ABI;
-#   2. cma_fuzz with a fixed seed, SECONDS per ABI, pins checked;
+#   2. cma_fuzz with a fixed seed, ITERATIONS per ABI (default 40000; a
+#      seed and a count replay exactly), pins checked;
 #   3. cma_fuzz --faults with failslab, fail_page_alloc and fail_usercopy
 #      (task-filter: only tasks with make-it-fail; the fuzzer sets its own
 #      make-it-fail around the calls under test), SECONDS per ABI;
@@ -18,14 +19,15 @@
 #   DEBUG_FAIL_PROB=P   fault injection probability in percent (default 5)
 
 secs=${1:-20}
-case $secs in
-''|*[!0-9]*) echo "usage: $0 SECONDS" >&2; exit 2 ;;
+iters=${2:-40000}
+case $secs$iters in
+''|*[!0-9]*) echo "usage: $0 SECONDS [ITERATIONS [ABIS]]" >&2; exit 2 ;;
 esac
 [ "$secs" -ge 1 ] || secs=1
 seed=${DEBUG_SEED:-20100915}
 prob=${DEBUG_FAIL_PROB:-5}
 abis=
-for a in x86_64 i386 x32; do
+for a in ${3:-x86_64 i386 x32}; do
 	[ -x "/cma/$a/cma_fuzz" ] && abis="$abis $a"
 done
 dbg=/sys/kernel/debug
@@ -64,7 +66,7 @@ pins() {
 	     END { if (a == "" || r == "") exit 1; print a, r }' /proc/vmstat
 }
 
-stage "start: ${secs} s per phase, ABIs:$abis, seed $seed, $(uname -r)"
+stage "start: $iters fuzz iterations and ${secs} s per phase, ABIs:$abis, seed $seed, $(uname -r)"
 [ -n "$abis" ] || { not_ok "no /cma/<abi>/cma_fuzz found"; exit 1; }
 grep -qs debugfs /proc/mounts || mount -t debugfs debugfs $dbg 2>/dev/null
 if [ -e $dbg/kmemleak ]; then
@@ -81,11 +83,14 @@ fi
 stage "1: selftests"
 check "selftests:$abis" /cma/run-tests $abis
 
-stage "2: fuzzer, seed $seed"
+stage "2: fuzzer, seed $seed, $iters iterations per ABI"
+save=$limit
+limit=$((iters / 100 + 300))
 for a in $abis; do
-	check "cma_fuzz $a --seed $seed" /cma/$a/cma_fuzz --seed "$seed" --seconds "$secs" \
-		--iterations 100000000 --check-pins
+	check "cma_fuzz $a --seed $seed --iterations $iters" /cma/$a/cma_fuzz \
+		--seed "$seed" --seconds 100000 --iterations "$iters" --check-pins
 done
+limit=$save
 
 stage "3: fuzzer under fault injection ($prob %)"
 fi_ok=1

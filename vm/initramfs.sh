@@ -10,7 +10,7 @@ set -euo pipefail
 need busybox-static cpio gzip
 out=$B/initramfs-base.cpio.gz
 key="$(sha1sum <"$0" | cut -c1-16) $(dpkg-query -W -f='${Version}' busybox-static)"
-if [ -f "$out" ] && [ "$(cat "$out.key" 2>/dev/null)" = "$key" ]; then
+if [ -f "$out" ] && [ -d "$B/initramfs-root" ] && [ "$(cat "$out.key" 2>/dev/null)" = "$key" ]; then
 	echo "$out"
 	exit 0
 fi
@@ -36,7 +36,8 @@ cat >"$root/init" <<'INIT'
 #!/bin/sh
 # PID 1 of the test VM: mount the usual file systems, run /cmd, print
 # the kernel log and the exit status between markers, and reboot (QEMU
-# runs with -no-reboot, so that ends the VM).
+# runs with -no-reboot, so that ends the VM; UML passes CMA_HALT=poweroff,
+# as a reboot would restart it).
 export PATH=/bin:/sbin:/usr/bin:/usr/sbin HOME=/root
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
@@ -60,7 +61,7 @@ dmesg
 echo CMA-VM-DMESG-END
 echo "CMA-VM-EXIT=$rc"
 sync
-reboot -f
+${CMA_HALT:-reboot} -f
 sleep 10
 INIT
 chmod +x "$root/init"
