@@ -4,23 +4,29 @@
 
 CHECK_STAGES="base series-sync series-am checkpatch kernel-doc bisect kernel w1-sparse \
 cross-i386 cross-arm64 docs man-page selftests-build vm-exit-status vm-add loggate demo vm-selftests \
-vm-fuzz vm-glibc native-selftests"
+vm-fuzz vm-glibc native-selftests uml-selftests debug-vm"
 
 st_base() { "$ROOT/vm/base.sh"; }
 st_series_sync() { "$ROOT/vm/series.sh" check; }
 st_series_am() { "$ROOT/vm/series.sh" apply; }
 
 # checkpatch --strict on every patch: 0 errors, 0 warnings, 0 checks.
+# The patches are checked side by side, one checkpatch per CPU.
 st_checkpatch() {
-	local p out bad=0
-	for p in "$ROOT"/series/0*.patch; do
-		case $p in */0000-cover-letter.patch) continue ;; esac
-		# Debian's python3 (with python3-ply) for checkpatch's SPDX check.
-		out=$(cd "$B/am" && PATH=/usr/bin:$PATH perl scripts/checkpatch.pl --strict "$p" 2>&1)
-		echo "$out" | tail -n 3
-		echo "$out" | grep -q '^total: 0 errors, 0 warnings, 0 checks' || { echo "$out"; bad=1; }
-		echo "$out" | grep -q 'Traceback' && { echo "$out"; bad=1; }
+	local p bad=0 out=$B/checkpatch
+	rm -rf "$out"
+	mkdir -p "$out"
+	# Debian's python3 (with python3-ply) for checkpatch's SPDX check.
+	ls "$ROOT"/series/0*.patch | grep -v '/0000-cover-letter.patch$' |
+		(cd "$B/am" && PATH=/usr/bin:$PATH xargs -P "$JOBS" -I{} sh -c \
+			'perl scripts/checkpatch.pl --strict "$1" >"$2/$(basename "$1").out" 2>&1' - {} "$out")
+	for p in "$out"/*.out; do
+		tail -n 3 "$p"
+		grep -q '^total: 0 errors, 0 warnings, 0 checks' "$p" || { cat "$p"; bad=1; }
+		grep -q 'Traceback' "$p" && { cat "$p"; bad=1; }
 	done
+	[ "$(ls "$out" | wc -l)" = "$(ls "$ROOT"/series/0*.patch | grep -vc '/0000-cover-letter.patch$')" ] ||
+		{ echo "checkpatch did not report on every patch"; return 1; }
 	return $bad
 }
 
@@ -224,9 +230,24 @@ st_man_page() { need man-db groff-base; sh "$ROOT/man/check.sh"; }
 # The seeded fuzzer in the VM, every ABI, with the pin balance checked.
 # FUZZ_SECONDS sets the budget per ABI; a failure prints the seed to replay.
 st_vm_fuzz() {
-	local secs=${FUZZ_SECONDS:-20} seed=${FUZZ_SEED:-$(date +%s)}
+	local secs=${FUZZ_SECONDS:-8} seed=${FUZZ_SEED:-$(date +%s)}
 	"$ROOT/vm/run" --timeout 900 --add "$B/add/selftests" -- sh -c "
 		for abi in x86_64 i386 x32; do
 			/cma/\$abi/cma_fuzz --seed $seed --seconds $secs --iterations 100000000 --check-pins || exit 1
 		done"
+}
+
+# The selftests under User-Mode Linux (the patched tree as ARCH=um): a
+# third environment, x86_64 binaries only (UML runs no compat syscalls).
+st_uml_selftests() {
+	"$ROOT/vm/build.sh" uml-patched || return 1
+	"$ROOT/vm/run" --uml --timeout 900 --add "$B/add/selftests" -- /cma/run-tests x86_64
+}
+
+# make check-debug with a short budget: the debug kernel (KASAN, lockdep,
+# KMEMLEAK, fault injection...) with the x86_64 selftests, the fuzzer, the
+# fuzzer under fault injection, the churn and a kmemleak scan.
+st_debug_vm() {
+	DEBUG_SECONDS=${CHECK_DEBUG_SECONDS:-5} DEBUG_ITERATIONS=${CHECK_DEBUG_ITERATIONS:-3000} \
+		DEBUG_ABIS=x86_64 "$ROOT/vm/check-debug.sh"
 }

@@ -165,6 +165,25 @@ static inline bool cma_flag_supported(unsigned long flag)
 	return cma_readv(0, NULL, 0, NULL, 0, flag) == 0;
 }
 
+/*
+ * Whether this is User-Mode Linux.  Its copy_from_user() reads user pages
+ * mapped PROT_NONE (arch/um treats a PROT_NONE pte as present), so a
+ * caller's PROT_NONE buffer does not fault there, whatever the syscall.
+ */
+static inline bool cma_on_uml(void)
+{
+	char line[256];
+	bool uml = false;
+	FILE *f = fopen("/proc/cpuinfo", "r");
+
+	if (!f)
+		return false;
+	while (!uml && fgets(line, sizeof(line), f))
+		uml = strstr(line, "User Mode Linux") != NULL;
+	fclose(f);
+	return uml;
+}
+
 /* ---- the pattern ---------------------------------------------------- */
 
 #define CMA_PAT_MUL	0x9e3779b1u
