@@ -11,18 +11,18 @@
 # builds of both trees, which run the mm code natively; then the UML table
 # (bench/uml-table.sh): ours/stock and ours/memcpy per size, and where the
 # per-call cost stops dominating.
-#   ROUNDS=3            boots per kernel
+#   ROUNDS=N            boots per kernel (default 3; 2 with --uml)
 #   BENCH_VM_ARGS=...   cmabench options (default: CMA sweep and gather)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 uml=0
 [ "${1:-}" = --uml ] && uml=1
-rounds=${ROUNDS:-3}
+rounds=${ROUNDS:-$((3 - uml))}
 if [ "$uml" = 1 ]; then
-	args=${BENCH_VM_ARGS:--t cma-read,cma-write,memcpy -p sweep,gather -s 4K,64K,256K,1M,4M,16M,64M,256M -P 4k -r 5 --target-ms 40}
+	args=${BENCH_VM_ARGS:--t cma-read,cma-write,memcpy -p sweep,gather -s 4K,64K,256K,1M,4M,16M,64M,256M -P 4k -r 5 --target-ms 20}
 	out=$B/bench-uml run=(--uml --mem 3G) kinds="uml-patched uml-stock"
-	what="User-Mode Linux: native mm code, ptrace-trapped syscalls"
+	what="User-Mode Linux (native mm code; ptrace-trapped syscalls)"
 else
 	args=${BENCH_VM_ARGS:--t cma-read,cma-write,memcpy -p sweep,gather -s 4K,64K,1M,4M -P 4k,thp -r 5 --target-ms 40}
 	out=$B/bench-vm run=() kinds="patched stock"
