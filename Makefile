@@ -10,7 +10,7 @@ BUILD ?= $(CURDIR)/build
 export BUILD
 
 .PHONY: all run check deps base series series-check series-apply kernel \
-	kernel-stock selftests demo vm-shell bench bench-vm bench-uml check-debug \
+	kernel-stock selftests demo vm-shell bench bench-vm bench-uml check-debug check-uml \
 	clean help
 
 all: kernel
@@ -58,6 +58,9 @@ check: deps
 
 check-debug: deps series-apply
 	@vm/check-debug.sh
+
+check-uml: deps
+	@STAGES="base series-am selftests-build uml-selftests" vm/check.sh
 
 bench-vm: deps
 	@vm/bench-vm.sh

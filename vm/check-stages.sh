@@ -4,7 +4,9 @@
 
 CHECK_STAGES="base series-sync series-am checkpatch kernel-doc bisect kernel w1-sparse \
 cross-i386 cross-arm64 docs man-page selftests-build vm-exit-status vm-add loggate demo vm-selftests \
-vm-fuzz vm-glibc native-selftests uml-selftests debug-vm"
+vm-fuzz vm-glibc native-selftests debug-vm"
+# Stages that run only when STAGES names them.
+EXTRA_STAGES="uml-selftests"
 
 st_base() { "$ROOT/vm/base.sh"; }
 st_series_sync() { "$ROOT/vm/series.sh" check; }
@@ -239,6 +241,8 @@ st_vm_fuzz() {
 
 # The selftests under User-Mode Linux (the patched tree as ARCH=um): a
 # third environment, x86_64 binaries only (UML runs no compat syscalls).
+# Not in CHECK_STAGES: a cold UML build would push a cold CI run past its
+# budget; make check-uml runs it.
 st_uml_selftests() {
 	"$ROOT/vm/build.sh" uml-patched || return 1
 	"$ROOT/vm/run" --uml --timeout 900 --add "$B/add/selftests" -- /cma/run-tests x86_64

@@ -4,7 +4,8 @@
 # make check: every test of the project, in stages.  Each stage prints one
 # line; kselftest cases are counted one by one.  Ends with the line
 # "N passed, N failed, N skipped" and exits non-zero on any failure.
-# STAGES="a b" runs only the named stages (see the list at the bottom).
+# STAGES="a b" runs only the named stages (see vm/check-stages.sh; the
+# EXTRA_STAGES there run only when named, e.g. by make check-uml).
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -55,7 +56,8 @@ tap_count() {
 
 . "$ROOT/vm/check-stages.sh"
 
-for s in $CHECK_STAGES; do
+for s in $CHECK_STAGES $EXTRA_STAGES; do
+	[[ " $EXTRA_STAGES " == *" $s "* ]] && [[ " ${STAGES:-} " != *" $s "* ]] && continue
 	stage_run "$s" "st_${s//-/_}"
 	case $s in
 	vm-selftests) [ "$RAN" = 1 ] && tap_count "kselftests in the VM (x86_64, i386, x32)" "$LOGS/$s.log" ;;
