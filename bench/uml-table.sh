@@ -1,8 +1,10 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# uml-table.sh OURS.csv STOCK.csv: the UML table of make bench-uml, built
-# on compare.sh's medians (median over the rounds of each cell's median).
+# uml-table.sh OURS.csv STOCK.csv [OURS.self STOCK.self]: the UML table of
+# make bench-uml, built on compare.sh's medians (median over the rounds of
+# each cell's median); then, given bench/selfread's output of both
+# kernels, the self-read table (median of all runs per size).
 #
 # CMA cells use call_us, the time inside one process_vm_readv/writev call,
 # so that the ping-pong's flow control (futex wake-ups, which are costly
@@ -17,7 +19,7 @@
 # (one page) call, i.e. where the bytes cost more than the call.
 set -eu
 
-[ $# -eq 2 ] || { echo "usage: $0 ours.csv stock.csv" >&2; exit 2; }
+[ $# -eq 2 ] || [ $# -eq 4 ] || { echo "usage: $0 ours.csv stock.csv [ours.self stock.self]" >&2; exit 2; }
 here=$(dirname "$0")
 
 sh "$here/compare.sh" "$1" "$2" | awk '
@@ -85,3 +87,30 @@ sh "$here/compare.sh" "$1" "$2" | awk '
 		}
 	}
 '
+
+[ $# -eq 4 ] || exit 0
+echo
+echo "Self-read, one element, 4 KiB pages, many calls timed together (bench/selfread.c):"
+echo "GB/s, median of all runs (n = runs per kernel); ours/stock above 1 means ours is faster"
+awk '
+	function median(str,    a, n, i, j, t) {
+		n = split(str, a, " ")
+		for (i = 2; i <= n; i++)
+			for (j = i; j > 1 && a[j - 1] + 0 > a[j] + 0; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
+		return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+	}
+	FNR == 1 { f++ }
+	$1 == "selfread" {
+		v[f, $2] = v[f, $2] " " $4; n[f, $2]++
+		if (f == 1 && !($2 in seen)) { seen[$2] = 1; order[k++] = $2 }
+	}
+	END {
+		printf "%9s %8s %8s %10s %6s\n", "KiB", "ours", "stock", "ours/stock", "n"
+		for (i = 0; i < k; i++) {
+			z = order[i]
+			if (!((2 SUBSEP z) in v)) continue
+			o = median(v[1, z]); s = median(v[2, z])
+			printf "%9s %8.2f %8.2f %10.2f %3d/%-3d\n", z, o, s, (s > 0 ? o / s : 0), n[1, z], n[2, z]
+		}
+	}
+' "$3" "$4"
