@@ -179,7 +179,7 @@ static inline bool cma_on_uml(void)
 	if (!f)
 		return false;
 	while (!uml && fgets(line, sizeof(line), f))
-		uml = strstr(line, "User Mode Linux") != NULL;
+		uml = strstr(line, "User Mode Linux");
 	fclose(f);
 	return uml;
 }
