@@ -49,7 +49,7 @@ add_file() {
 }
 
 stage_patch() {
-	local p blobs i=0
+	local p blobs entries i=0
 	if [ ${#NEW[@]} -gt 0 ]; then
 		blobs=($(printf "$ROOT/%s\n" "${NEW[@]}" | git -C "$BASE" hash-object -w --stdin-paths)) ||
 			die "series: cannot store ${NEW[*]}"
@@ -61,9 +61,10 @@ stage_patch() {
 	fi
 	if [ ${#PATCHES[@]} -gt 0 ]; then
 		# A .patch is relative to the base: start from the base's files.
-		git -C "$BASE" ls-tree cma-base -- "${PATCHES[@]%.patch}" | git_idx update-index --index-info
-		[ "$(git -C "$BASE" ls-tree cma-base -- "${PATCHES[@]%.patch}" | wc -l)" = ${#PATCHES[@]} ] ||
+		entries=$(git -C "$BASE" ls-tree cma-base -- "${PATCHES[@]%.patch}")
+		[ "$(printf '%s\n' "$entries" | grep -c .)" = ${#PATCHES[@]} ] ||
 			die "series: a file of ${PATCHES[*]} is not in the base"
+		printf '%s\n' "$entries" | git_idx update-index --index-info
 		git_idx apply --cached --whitespace=nowarn "${PATCHES[@]/#/$ROOT/}" ||
 			die "series: ${PATCHES[*]}: one does not apply to the base"
 	fi
