@@ -7,6 +7,10 @@ cross-i386 cross-arm64 docs man-page selftests-build vm-exit-status vm-add logga
 vm-fuzz vm-glibc native-selftests debug-vm"
 # Stages that run only when STAGES names them.
 EXTRA_STAGES="uml-selftests"
+# Stages that start in the background once BG_AFTER is done, beside the
+# others (the debug kernel builds and boots while the rest is checked).
+BG_STAGES="debug-vm"
+BG_AFTER="series-am"
 
 st_base() { "$ROOT/vm/base.sh"; }
 st_series_sync() { "$ROOT/vm/series.sh" check; }
@@ -93,8 +97,10 @@ st_w1_sparse() {
 	local out
 	need sparse
 	touch "$B/tree/mm/process_vm_access.c"
-	out=$(make -s -C "$B/tree" O="$B/obj-patched" ARCH=x86_64 CC="ccache gcc" W=1 C=2 \
-		mm/process_vm_access.o 2>&1)
+	# The same CC and HOSTCC as vm/build.sh: any other value makes the
+	# next kernel build reconfigure and recompile every object.
+	out=$(make -s -C "$B/tree" O="$B/obj-patched" ARCH=x86_64 CC="ccache gcc" HOSTCC="ccache gcc" \
+		W=1 C=2 mm/process_vm_access.o 2>&1)
 	echo "$out"
 	! echo "$out" | grep -E 'process_vm_access|process_vm\.h' | grep -qiE 'warning|error'
 }
@@ -130,19 +136,33 @@ cross_build() {
 
 st_selftests_build() { "$ROOT/vm/userspace.sh" selftests demo; }
 
-# vm/run reports the command's exit status.
+# vm/run reports the command's exit status (three boots side by side).
 st_vm_exit_status() {
-	"$ROOT/vm/run" --timeout 120 -- true || { echo "vm/run -- true failed"; return 1; }
-	"$ROOT/vm/run" --timeout 120 -- false
+	local a b c
+	"$ROOT/vm/run" --timeout 120 -- true & a=$!
+	"$ROOT/vm/run" --timeout 120 -- false & b=$!
+	"$ROOT/vm/run" --timeout 120 -- sh -c 'exit 3' & c=$!
+	wait $a || { echo "vm/run -- true failed"; return 1; }
+	wait $b
 	[ $? -eq 1 ] || { echo "vm/run -- false did not exit 1"; return 1; }
-	"$ROOT/vm/run" --timeout 120 -- sh -c 'exit 3'
+	wait $c
 	[ $? -eq 3 ] || { echo "vm/run -- exit 3 did not exit 3"; return 1; }
+	echo "vm/run exit status: true 0, false 1, exit 3 3"
+}
+
+# One boot runs the demo, a static binary from --add; the stages vm-add,
+# demo and vm-glibc each check their part of its output.
+DEMO_OUT=
+demo_boot() {
+	[ -n "$DEMO_OUT" ] && { cat "$DEMO_OUT"; return 0; }
+	DEMO_OUT=$LOGS/demo.out
+	"$ROOT/vm/run" --timeout 300 --add "$B/add/demo" -- /demo/run-demo >"$DEMO_OUT" 2>&1 ||
+		{ cat "$DEMO_OUT"; DEMO_OUT=; return 1; }
+	cat "$DEMO_OUT"
 }
 
 # vm/run --add DIR runs a static binary from DIR.
-st_vm_add() {
-	"$ROOT/vm/run" --timeout 120 --add "$B/add/demo" -- /demo/cma_demo
-}
+st_vm_add() { demo_boot && grep -q '^== Cross Memory Attach demo on' "$DEMO_OUT"; }
 
 # The log gate fails a run whose kernel log has a report, even when the
 # command succeeded, and passes a clean one.
@@ -169,25 +189,16 @@ st_loggate() {
 	echo "log gate rejects all report kinds and passes clean logs"
 }
 
-st_demo() {
-	"$ROOT/vm/run" --timeout 300 --add "$B/add/demo" -- /demo/run-demo >"$LOGS/demo.out" 2>&1 ||
-		{ cat "$LOGS/demo.out"; return 1; }
-	cat "$LOGS/demo.out"
-	grep -q 'PROCESS_VM_PIDFD  ->' "$LOGS/demo.out"
-}
+# The demo shows both calls, and the pidfd flag.
+st_demo() { demo_boot && grep -q 'PROCESS_VM_PIDFD  ->' "$DEMO_OUT"; }
 
 st_vm_selftests() {
 	"$ROOT/vm/run" --timeout 1500 --add "$B/add/selftests" -- /cma/run-tests x86_64 i386
 }
 
-# glibc's own wrappers (dynamically linked? no: static, same wrappers) work
-# unchanged: the demo calls process_vm_readv/writev through glibc.
-st_vm_glibc() {
-	"$ROOT/vm/run" --timeout 300 --add "$B/add/demo" -- /demo/cma_demo >"$LOGS/glibc.out" 2>&1 ||
-		{ cat "$LOGS/glibc.out"; return 1; }
-	cat "$LOGS/glibc.out"
-	grep -q 'demo: OK' "$LOGS/glibc.out"
-}
+# glibc's own wrappers work unchanged: the demo (static, glibc) calls
+# process_vm_readv/writev through them and checks every byte.
+st_vm_glibc() { demo_boot && grep -q 'demo: OK' "$DEMO_OUT"; }
 
 # The same selftests natively on the host kernel (mainline CMA): nothing
 # may fail; cases for our extensions skip there.
@@ -250,8 +261,17 @@ st_uml_selftests() {
 
 # make check-debug with a short budget: the debug kernel (KASAN, lockdep,
 # KMEMLEAK, fault injection...) with the x86_64 selftests, the fuzzer, the
-# fuzzer under fault injection, the churn and a kmemleak scan.
+# fuzzer under fault injection, the churn and a kmemleak scan.  Runs in the
+# background: the kernel builds at once, the VM boots when the selftests
+# are built (vm/check.sh touches .selftests-ready).
 st_debug_vm() {
-	DEBUG_SECONDS=${CHECK_DEBUG_SECONDS:-5} DEBUG_ITERATIONS=${CHECK_DEBUG_ITERATIONS:-3000} \
+	local n=0
+	"$ROOT/vm/build.sh" debug || return 1
+	until [ -e "$LOGS/.selftests-ready" ]; do
+		sleep 1
+		n=$((n + 1))
+		[ $n -lt 3600 ] || { echo "debug-vm: the selftests were never built"; return 1; }
+	done
+	DEBUG_BUILT=1 DEBUG_SECONDS=${CHECK_DEBUG_SECONDS:-5} DEBUG_ITERATIONS=${CHECK_DEBUG_ITERATIONS:-3000} \
 		DEBUG_ABIS=x86_64 "$ROOT/vm/check-debug.sh"
 }
