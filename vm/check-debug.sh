@@ -10,6 +10,7 @@
 #                       ABI (default 60)
 #   DEBUG_ITERATIONS=N  plain fuzzer iterations per ABI (default 40000)
 #   DEBUG_ABIS="..."    ABIs to test (default: x86_64 i386 x32)
+#   DEBUG_BUILT=1       the debug kernel is built already (make check)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -17,7 +18,7 @@ secs=${DEBUG_SECONDS:-60}
 iters=${DEBUG_ITERATIONS:-40000}
 abis=${DEBUG_ABIS:-x86_64 i386 x32}
 [ -d "$B/tree" ] || "$ROOT/vm/series.sh" apply
-"$ROOT/vm/build.sh" debug >/dev/null
+[ "${DEBUG_BUILT:-0}" = 1 ] || "$ROOT/vm/build.sh" debug >/dev/null
 [ -x "$B/add/selftests/cma/run-tests" ] || "$ROOT/vm/userspace.sh" selftests
 add=$B/add/debug
 rm -rf "$add"

@@ -15,20 +15,43 @@ PASS=0 FAIL=0 SKIP=0
 FAILED=()
 T0=$(date +%s)
 
+selected() { [ -z "${STAGES:-}" ] || [[ " $STAGES " == *" $1 "* ]]; }
+
+# Background stages (BG_STAGES in vm/check-stages.sh) start early, beside
+# the others, and are reported in their place in the list.
+declare -A BG_PID BG_T0
+bg_start() {
+	local name=$1
+	selected "$name" || return 0
+	[ -z "${BG_PID[$name]:-}" ] || return 0
+	rm -f "$LOGS/$name.rc"
+	( "st_${name//-/_}" >"$LOGS/$name.log" 2>&1; echo $? >"$LOGS/$name.rc" ) &
+	BG_PID[$name]=$!
+	BG_T0[$name]=$(date +%s)
+}
+
+# CPU seconds used so far by the finished children of this shell.
+child_cpu() { awk -v hz="$(getconf CLK_TCK)" '{ printf "%d", ($16 + $17) / hz }' "/proc/$$/stat"; }
+
 # stage NAME CMD...: run CMD with its output in $LOGS/NAME.log.
 stage_run() {
-	local name=$1 t=$(date +%s) rc
+	local name=$1 t=$(date +%s) rc cpu0
+	cpu0=$(child_cpu)
 	shift
 	RAN=0
-	if [ -n "${STAGES:-}" ] && ! [[ " $STAGES " == *" $name "* ]]; then
-		return 0
-	fi
+	selected "$name" || return 0
 	RAN=1
-	"$@" >"$LOGS/$name.log" 2>&1
-	rc=$?
+	if [ -n "${BG_PID[$name]:-}" ]; then
+		wait "${BG_PID[$name]}"
+		rc=$(cat "$LOGS/$name.rc" 2>/dev/null || echo 1)
+		t=${BG_T0[$name]}
+	else
+		"$@" >"$LOGS/$name.log" 2>&1
+		rc=$?
+	fi
 	if [ $rc -eq 0 ]; then
 		PASS=$((PASS + 1))
-		printf 'PASS %-22s %4ss\n' "$name" $(($(date +%s) - t))
+		printf 'PASS %-22s %4ss  (cpu %ss)\n' "$name" $(($(date +%s) - t)) $(($(child_cpu) - cpu0))
 	elif [ $rc -eq 77 ]; then
 		SKIP=$((SKIP + 1))
 		printf 'SKIP %-22s %s\n' "$name" "$(tail -n 1 "$LOGS/$name.log")"
@@ -55,10 +78,18 @@ tap_count() {
 }
 
 . "$ROOT/vm/check-stages.sh"
+rm -f "$LOGS/.selftests-ready"
+selected selftests-build || touch "$LOGS/.selftests-ready"
+# No stage before BG_AFTER in this run: background stages start at once.
+selected "$BG_AFTER" || for b in $BG_STAGES; do bg_start "$b"; done
 
 for s in $CHECK_STAGES $EXTRA_STAGES; do
 	[[ " $EXTRA_STAGES " == *" $s "* ]] && [[ " ${STAGES:-} " != *" $s "* ]] && continue
 	stage_run "$s" "st_${s//-/_}"
+	case $s in
+	"$BG_AFTER") for b in $BG_STAGES; do bg_start "$b"; done ;;
+	selftests-build) touch "$LOGS/.selftests-ready" ;;
+	esac
 	case $s in
 	vm-selftests) [ "$RAN" = 1 ] && tap_count "kselftests in the VM (x86_64, i386, x32)" "$LOGS/$s.log" ;;
 	native-selftests) [ "$RAN" = 1 ] && tap_count "kselftests on the host kernel $(uname -r)" "$LOGS/$s.log" ;;

@@ -9,6 +9,10 @@ set -euo pipefail
 
 need busybox-static cpio gzip
 out=$B/initramfs-base.cpio.gz
+# Runs started side by side (make check's background stages) wait here
+# while one of them builds the archive.
+exec 9>"$B/.initramfs.lock"
+flock 9
 key="$(sha1sum <"$0" | cut -c1-16) $(dpkg-query -W -f='${Version}' busybox-static)"
 if [ -f "$out" ] && [ -d "$B/initramfs-root" ] && [ "$(cat "$out.key" 2>/dev/null)" = "$key" ]; then
 	echo "$out"

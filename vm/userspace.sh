@@ -11,9 +11,19 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 selftests() {
-	local src=$B/tree/tools/testing/selftests/cma out=$B/add/selftests/cma hdr
+	local src=$B/tree/tools/testing/selftests/cma out=$B/add/selftests/cma hdr key
 	[ -d "$src" ] || die "selftests: $src missing (run make series-apply)"
 	need gcc-12-multilib libc6-dev-i386 libc6-dev-x32
+	# Rebuilt only when their sources, the uapi headers and tables they
+	# use, this script or the compiler changed (an edit of the kernel code
+	# alone does not touch them).
+	key=$( (cd "$B/tree" && find tools/testing/selftests/cma tools/testing/selftests/kselftest*.h \
+		include/uapi arch/x86/include/uapi arch/x86/entry/syscalls -type f | LC_ALL=C sort |
+		xargs sha1sum; sha1sum <"$0"; gcc --version) | sha1sum | cut -c1-16)
+	if [ "$(cat "$out/.key" 2>/dev/null)" = "$key" ] && [ -x "$out/run-tests" ]; then
+		stage "selftests: up to date in $out"
+		return 0
+	fi
 	# Headers of the patched tree (uapi: linux/process_vm.h, unistd numbers).
 	hdr=$B/hdr
 	make -s -C "$B/tree" O="$B/obj-hdr" ARCH=x86_64 headers_install \
@@ -47,6 +57,7 @@ done
 exit $rc
 RUN
 	chmod +x "$out/run-tests"
+	echo "$key" >"$out/.key"
 	stage "selftests: built into $out"
 }
 
