@@ -10,7 +10,8 @@ BUILD ?= $(CURDIR)/build
 export BUILD
 
 .PHONY: all run check deps base series series-check series-apply kernel \
-	kernel-stock selftests demo vm-shell bench bench-vm bench-uml check-debug check-uml \
+	kernel-stock selftests demo vm-shell bench bench-vm bench-uml bench-ab bench-ab-uml \
+	check-debug check-uml \
 	clean help
 
 all: kernel
@@ -67,6 +68,13 @@ bench-vm: deps
 
 bench-uml: deps
 	@vm/bench-vm.sh --uml
+
+# Ours against mainline in one kernel, call for call (vm/ab-tree.sh).
+bench-ab: deps
+	@vm/bench-ab.sh
+
+bench-ab-uml: deps
+	@vm/bench-ab.sh --uml
 
 bench: deps
 	@$(MAKE) -C bench bench O=$(BUILD)/bench-native

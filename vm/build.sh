@@ -9,6 +9,8 @@
 #   stock        the unmodified Debian source ($B/stock), into $B/obj-stock
 #   uml-patched  $B/tree as ARCH=um, into $B/obj-uml-patched
 #   uml-stock    $B/stock as ARCH=um, into $B/obj-uml-stock
+#   ab, uml-ab   the A/B tree (vm/ab-tree.sh): stock plus our code on spare
+#                syscall numbers, for same-boot comparisons
 # The source tree must have been prepared (vm/series.sh apply, or this
 # script for stock).  Prints the path of the kernel image.
 set -euo pipefail
@@ -26,7 +28,8 @@ debug)   src=$B/tree; frags="$frags $ROOT/vm/debug.fragment" ;;
 stock|uml-stock) src=$B/stock
 	 "$ROOT/vm/base.sh"
 	 worktree_at "$src" stock ;;
-*) die "vm/build.sh: unknown kernel kind '$kind' (patched, debug, stock, uml-patched, uml-stock)" ;;
+ab|uml-ab) src=$("$ROOT/vm/ab-tree.sh") ;;
+*) die "vm/build.sh: unknown kernel kind '$kind' (patched, debug, stock, ab, uml-patched, uml-stock, uml-ab)" ;;
 esac
 obj=$B/obj-$kind
 [ -f "$src/Makefile" ] || die "build $kind: no source tree at $src (run make series-apply)"

@@ -1,0 +1,556 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * cma-ab: two implementations of process_vm_readv/writev in one kernel,
+ * compared call for call.
+ *
+ * The A/B kernel (vm/ab-tree.sh) keeps mainline's code on the usual
+ * syscall numbers (x86_64 310/311) and has ours on 470/471.  This program
+ * measures both on the same buffers in the same boot: for every cell it
+ * takes P pairs of samples, A then B or B then A in turn (so a drift of
+ * the machine falls on both sides alike); a sample is N calls timed
+ * together, N chosen so that a sample lasts about --target-ms.  The
+ * figure of a cell is the median over the pairs of time(A) / time(B):
+ * above 1 means B (ours) is faster.  The quartiles of those per-pair
+ * ratios and the count of pairs B won say how firm the median is.
+ *
+ * Run with -b 310,311 (B the same as A), it is an A/A control: the spread
+ * it shows is the resolution of the method on this machine.
+ *
+ * The caller is the parent; the target is a child that allocates its own
+ * buffers (so no copy-on-write sharing is involved) and waits.  Every
+ * cell's bytes are checked after its samples.
+ *
+ * Output: a table, and with --csv FILE one line per cell.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef MADV_HUGEPAGE
+#define MADV_HUGEPAGE	14
+#endif
+#ifndef MADV_NOHUGEPAGE
+#define MADV_NOHUGEPAGE	15
+#endif
+
+#define HUGE		(2UL << 20)
+#define NSEG		1024	/* elements of a gather: IOV_MAX */
+#define SEGLEN		64
+#define MAX_PAIRS	101
+#define MAX_SIZES	16
+
+enum shape { SH_ONE, SH_GATHER, SH_VECTOR, SH_NR };
+static const char *const shape_name[SH_NR] = { "one", "gather", "vector" };
+
+struct side {
+	long nr[2];		/* readv, writev */
+	char label[16];
+};
+
+static struct {
+	struct side a, b;
+	size_t sizes[MAX_SIZES];
+	unsigned nsizes;
+	int pages_4k, pages_thp;
+	int dir_read, dir_write;
+	int shapes;		/* run the gather and vector cells */
+	unsigned pairs;
+	double target_ms;
+	FILE *csv;
+} opt;
+
+/* The target's buffers, as the child published them. */
+struct target_bufs {
+	pid_t pid;
+	char *small;		/* 4 KiB pages */
+	char *huge;		/* THP (if the kernel gives any) */
+	long thp_kb;		/* AnonHugePages of the child after setup */
+};
+
+static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fputs("cma-ab: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	exit(1);
+}
+
+static double now_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+static size_t max_size(void)
+{
+	size_t m = 2 * NSEG * SEGLEN;	/* the vector's span */
+	unsigned i;
+
+	for (i = 0; i < opt.nsizes; i++)
+		if (opt.sizes[i] > m)
+			m = opt.sizes[i];
+	return (m + HUGE - 1) & ~(HUGE - 1);
+}
+
+static char *region(size_t len, int huge)
+{
+	size_t map = len + (huge ? HUGE : 0);
+	char *p = mmap(NULL, map, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		die("mmap %zu bytes: %s", map, strerror(errno));
+	if (huge) {
+		p = (char *)(((uintptr_t)p + HUGE - 1) & ~(HUGE - 1));
+		madvise(p, len, MADV_HUGEPAGE);
+	} else {
+		madvise(p, len, MADV_NOHUGEPAGE);
+	}
+	return p;
+}
+
+static inline char pattern(size_t i, unsigned gen)
+{
+	return (char)(i * 131 + 7 + gen * 29);
+}
+
+static void fill(char *p, size_t len, unsigned gen)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		p[i] = pattern(i, gen);
+}
+
+static long anon_huge_kb(void)
+{
+	char line[256];
+	long kb = -1;
+	FILE *f = fopen("/proc/self/smaps_rollup", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "AnonHugePages: %ld kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb;
+}
+
+/* The child: allocate, fill, publish, wait to be killed. */
+static void target(int wfd, size_t len)
+{
+	struct target_bufs t;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	t.pid = getpid();
+	t.small = region(len, 0);
+	fill(t.small, len, 0);
+	t.huge = NULL;
+	if (opt.pages_thp) {
+		t.huge = region(len, 1);
+		fill(t.huge, len, 0);
+	}
+	t.thp_kb = anon_huge_kb();
+	if (write(wfd, &t, sizeof(t)) != sizeof(t))
+		_exit(1);
+	for (;;)
+		pause();
+}
+
+struct cell {
+	int write;
+	enum shape shape;
+	int huge;
+	size_t size;		/* bytes moved per call */
+	char *remote;		/* in the target */
+	char *local;
+	struct iovec liov[NSEG], riov[NSEG];
+	unsigned nl, nr;
+};
+
+/* Lay out the iovecs of a cell: the element lists sit on the remote side. */
+static void layout(struct cell *c, unsigned seed)
+{
+	unsigned i;
+
+	c->nl = c->nr = 1;
+	c->liov[0] = (struct iovec){ c->local, c->size };
+	c->riov[0] = (struct iovec){ c->remote, c->size };
+	if (c->shape == SH_ONE)
+		return;
+	c->nr = NSEG;
+	for (i = 0; i < NSEG; i++) {
+		size_t off = c->shape == SH_GATHER ? (size_t)i * SEGLEN : (size_t)i * 2 * SEGLEN;
+
+		c->riov[i] = (struct iovec){ c->remote + off, SEGLEN };
+	}
+	if (c->shape == SH_GATHER) {
+		/* shuffle: the elements come in a random order */
+		srand(seed);
+		for (i = NSEG - 1; i > 0; i--) {
+			unsigned j = (unsigned)rand() % (i + 1);
+			struct iovec t = c->riov[i];
+
+			c->riov[i] = c->riov[j];
+			c->riov[j] = t;
+		}
+	}
+}
+
+static ssize_t call(const struct side *s, pid_t pid, struct cell *c)
+{
+	return syscall(s->nr[c->write], pid, c->liov, c->nl, c->riov, c->nr, 0UL);
+}
+
+/* n calls, timed together; seconds per call. */
+static double sample(const struct side *s, pid_t pid, struct cell *c, unsigned n)
+{
+	double t0 = now_s();
+	unsigned i;
+
+	for (i = 0; i < n; i++) {
+		ssize_t r = call(s, pid, c);
+
+		if (r != (ssize_t)c->size)
+			die("%s %s (syscall %ld): returned %zd of %zu: %s", s->label,
+			    c->write ? "writev" : "readv", s->nr[c->write], r, c->size,
+			    r < 0 ? strerror(errno) : "short");
+	}
+	return (now_s() - t0) / n;
+}
+
+static double sample_memcpy(struct cell *c, char *src, unsigned n)
+{
+	double t0 = now_s();
+	unsigned i;
+
+	for (i = 0; i < n; i++) {
+		memcpy(c->local, src, c->size);
+		__asm__ volatile("" : : "r"(c->local) : "memory");
+	}
+	return (now_s() - t0) / n;
+}
+
+/*
+ * Check one implementation on the cell: a readv into a cleared buffer must
+ * bring exactly the remote elements; a writev of fresh bytes must leave
+ * them in the target, as read back with A.
+ */
+static void check(const struct side *s, pid_t pid, struct cell *c, unsigned gen)
+{
+	static char *back;
+	size_t done = 0;
+	unsigned i;
+
+	if (c->write) {
+		struct cell r = *c;
+
+		if (!back)
+			back = region(max_size(), 0);
+		fill(c->local, c->size, gen);
+		if (call(s, pid, c) != (ssize_t)c->size)
+			die("%s: writev failed while checking", s->label);
+		r.write = 0;
+		r.local = back;
+		r.liov[0] = (struct iovec){ back, c->size };
+		memset(back, 0, c->size);
+		if (call(&opt.a, pid, &r) != (ssize_t)c->size)
+			die("check: reading back failed");
+		if (memcmp(back, c->local, c->size))
+			die("%s: wrong bytes in the target after writev (%s, %zu)", s->label,
+			    shape_name[c->shape], c->size);
+		return;
+	}
+	memset(c->local, 0, c->size);
+	if (call(s, pid, c) != (ssize_t)c->size)
+		die("%s: readv failed while checking", s->label);
+	for (i = 0; i < c->nr; i++) {
+		size_t off = (size_t)((char *)c->riov[i].iov_base - c->remote), k;
+
+		for (k = 0; k < c->riov[i].iov_len; k++)
+			if (c->local[done + k] != pattern(off + k, 0))
+				die("%s: wrong byte %zu after readv (%s, %zu)", s->label,
+				    done + k, shape_name[c->shape], c->size);
+		done += c->riov[i].iov_len;
+	}
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double quantile(double *v, unsigned n, double q)
+{
+	double pos, frac;
+	unsigned i;
+
+	qsort(v, n, sizeof(*v), cmp_double);
+	pos = q * (n - 1);
+	i = (unsigned)pos;
+	frac = pos - i;
+	return i + 1 < n ? v[i] * (1 - frac) + v[i + 1] * frac : v[i];
+}
+
+static const char *fmt_size(size_t v)
+{
+	static char buf[4][24];
+	static int k;
+	char *b = buf[k++ & 3];
+
+	if (v >= (1UL << 20) && !(v % (1UL << 20)))
+		snprintf(b, 24, "%zuM", v >> 20);
+	else if (v >= 1024 && !(v % 1024))
+		snprintf(b, 24, "%zuK", v >> 10);
+	else
+		snprintf(b, 24, "%zu", v);
+	return b;
+}
+
+static void run_cell(struct cell *c, pid_t pid, char *msrc)
+{
+	double ta[MAX_PAIRS], tb[MAX_PAIRS], ratio[MAX_PAIRS], tm = 0;
+	double t, med_a, med_b, q1, q2, q3;
+	unsigned n = 1, p, won = 0;
+	const char *what;
+
+	/* warm up both, then find N for one sample of about target_ms */
+	sample(&opt.a, pid, c, 1);
+	sample(&opt.b, pid, c, 1);
+	for (;;) {
+		t = sample(&opt.a, pid, c, n) * n;
+		if (t * 1e3 >= opt.target_ms / 4 || n >= (1u << 24))
+			break;
+		n *= 2;
+	}
+	n = (unsigned)(n * (opt.target_ms / 1e3) / t);
+	if (n < 1)
+		n = 1;
+
+	for (p = 0; p < opt.pairs; p++) {
+		if (p & 1) {
+			tb[p] = sample(&opt.b, pid, c, n);
+			ta[p] = sample(&opt.a, pid, c, n);
+		} else {
+			ta[p] = sample(&opt.a, pid, c, n);
+			tb[p] = sample(&opt.b, pid, c, n);
+		}
+		ratio[p] = ta[p] / tb[p];
+		won += tb[p] < ta[p];
+	}
+	check(&opt.b, pid, c, 101);
+	check(&opt.a, pid, c, 102);
+	if (!c->write && msrc && c->shape == SH_ONE)
+		tm = sample_memcpy(c, msrc, n);
+
+	med_a = quantile(ta, opt.pairs, 0.5);
+	med_b = quantile(tb, opt.pairs, 0.5);
+	q1 = quantile(ratio, opt.pairs, 0.25);
+	q2 = quantile(ratio, opt.pairs, 0.5);
+	q3 = quantile(ratio, opt.pairs, 0.75);
+	what = c->write ? "writev" : "readv";
+	printf("%-6s %-6s %-3s %6s | %10.2f %10.2f | %6.3f  [%5.3f %5.3f] %3u/%-3u",
+	       what, shape_name[c->shape], c->huge ? "thp" : "4k", fmt_size(c->size),
+	       med_a * 1e6, med_b * 1e6, q2, q1, q3, won, opt.pairs);
+	if (tm > 0)
+		printf(" | %5.2f %5.2f", c->size / med_b / 1e9, c->size / tm / 1e9);
+	printf("\n");
+	fflush(stdout);
+	if (opt.csv)
+		fprintf(opt.csv, "%s,%s,%s,%zu,%u,%.4f,%.4f,%.4f,%.4f,%.4f,%u,%u,%.4f\n",
+			what, shape_name[c->shape], c->huge ? "thp" : "4k", c->size, n,
+			med_a * 1e6, med_b * 1e6, q2, q1, q3, won, opt.pairs,
+			tm > 0 ? tm * 1e6 : 0.0);
+}
+
+static void parse_side(struct side *s, const char *arg, const char *label)
+{
+	if (sscanf(arg, "%ld,%ld", &s->nr[0], &s->nr[1]) != 2)
+		die("want READV,WRITEV syscall numbers, not '%s'", arg);
+	snprintf(s->label, sizeof(s->label), "%s", label);
+}
+
+static void add_sizes(char *list)
+{
+	char *tok, *save = NULL, *end;
+
+	opt.nsizes = 0;
+	for (tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		size_t v = strtoul(tok, &end, 10);
+
+		if (*end == 'K' || *end == 'k')
+			v <<= 10;
+		else if (*end == 'M' || *end == 'm')
+			v <<= 20;
+		if (!v || opt.nsizes == MAX_SIZES)
+			die("bad size list");
+		opt.sizes[opt.nsizes++] = v;
+	}
+}
+
+static void usage(void)
+{
+	fprintf(stderr,
+"usage: cma-ab [options]\n"
+"  -a R,W          syscall numbers of A (default 310,311: the kernel's own)\n"
+"  -b R,W          syscall numbers of B (default 470,471: ours in the A/B kernel)\n"
+"  -s LIST         sizes of the one-element cells (default 4K,64K,256K,1M,4M,16M)\n"
+"  -P LIST         pages: 4k,thp (default both)\n"
+"  -d LIST         read,write (default both)\n"
+"  -G              no gather and vector cells\n"
+"  -n PAIRS        sample pairs per cell, odd, 5..%d (default 15)\n"
+"  -t MS           length of one sample (default 20)\n"
+"  --csv FILE      one line per cell\n", MAX_PAIRS);
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option lo[] = { { "csv", 1, 0, 'c' }, { 0, 0, 0, 0 } };
+	char sizes[] = "4K,64K,256K,1M,4M,16M";
+	static struct cell cell;
+	struct cell *c = &cell;
+	struct target_bufs tb;
+	int fds[2], o, dir, huge;
+	char *lsmall, *lhuge = NULL, *msrc_small, *msrc_huge = NULL;
+	unsigned i;
+	size_t len;
+	pid_t pid;
+
+	parse_side(&opt.a, "310,311", "A");
+	parse_side(&opt.b, "470,471", "B");
+	add_sizes(sizes);
+	opt.pages_4k = opt.pages_thp = 1;
+	opt.dir_read = opt.dir_write = 1;
+	opt.shapes = 1;
+	opt.pairs = 15;
+	opt.target_ms = 20;
+	while ((o = getopt_long(argc, argv, "a:b:s:P:d:Gn:t:", lo, NULL)) != -1) {
+		switch (o) {
+		case 'a': parse_side(&opt.a, optarg, "A"); break;
+		case 'b': parse_side(&opt.b, optarg, "B"); break;
+		case 's': add_sizes(optarg); break;
+		case 'P':
+			opt.pages_4k = !!strstr(optarg, "4k");
+			opt.pages_thp = !!strstr(optarg, "thp");
+			break;
+		case 'd':
+			opt.dir_read = !!strstr(optarg, "read");
+			opt.dir_write = !!strstr(optarg, "write");
+			break;
+		case 'G': opt.shapes = 0; break;
+		case 'n': opt.pairs = atoi(optarg); break;
+		case 't': opt.target_ms = atof(optarg); break;
+		case 'c':
+			opt.csv = fopen(optarg, "w");
+			if (!opt.csv)
+				die("%s: %s", optarg, strerror(errno));
+			break;
+		default: usage();
+		}
+	}
+	if (opt.pairs < 5 || opt.pairs > MAX_PAIRS || !(opt.pairs & 1) || opt.target_ms <= 0)
+		usage();
+
+	len = max_size();
+	if (pipe(fds))
+		die("pipe: %s", strerror(errno));
+	pid = fork();
+	if (pid < 0)
+		die("fork: %s", strerror(errno));
+	if (!pid) {
+		close(fds[0]);
+		target(fds[1], len);
+	}
+	close(fds[1]);
+	if (read(fds[0], &tb, sizeof(tb)) != sizeof(tb))
+		die("the target died during setup");
+
+	lsmall = region(len, 0);
+	memset(lsmall, 0, len);
+	msrc_small = region(len, 0);
+	fill(msrc_small, len, 0);
+	if (opt.pages_thp) {
+		lhuge = region(len, 1);
+		memset(lhuge, 0, len);
+		msrc_huge = region(len, 1);
+		fill(msrc_huge, len, 0);
+	}
+
+	printf("cma-ab: A = syscalls %ld/%ld, B = syscalls %ld/%ld%s\n", opt.a.nr[0], opt.a.nr[1],
+	       opt.b.nr[0], opt.b.nr[1],
+	       opt.a.nr[0] == opt.b.nr[0] ? " (A/A control: both sides the same code)" : "");
+	printf("  %u pairs of samples per cell, ~%.0f ms a sample, A and B alternating first;\n"
+	       "  target AnonHugePages %ld kB, caller %ld kB\n", opt.pairs, opt.target_ms,
+	       tb.thp_kb, anon_huge_kb());
+	printf("  A/B = time(A) / time(B), median over the pairs [quartiles]; above 1: B faster\n"
+	       "  won = pairs in which B was faster; GB/s B and memcpy for one-element reads\n\n");
+	printf("%-6s %-6s %-3s %6s | %10s %10s | %6s  %-13s %-7s | %s\n", "call", "shape", "pg",
+	       "size", "A us/call", "B us/call", "A/B", "[q1 q3]", "won", "GB/s B, memcpy");
+	if (opt.csv)
+		fprintf(opt.csv, "call,shape,pages,size,calls_per_sample,a_us,b_us,"
+			"ratio_median,ratio_q1,ratio_q3,b_won,pairs,memcpy_us\n");
+
+	for (dir = 0; dir < 2; dir++) {
+		if ((dir == 0 && !opt.dir_read) || (dir == 1 && !opt.dir_write))
+			continue;
+		for (huge = 0; huge < 2; huge++) {
+			if ((!huge && !opt.pages_4k) || (huge && !opt.pages_thp))
+				continue;
+			for (i = 0; i < opt.nsizes; i++) {
+				c->write = dir;
+				c->shape = SH_ONE;
+				c->huge = huge;
+				c->size = opt.sizes[i];
+				c->remote = huge ? tb.huge : tb.small;
+				c->local = huge ? lhuge : lsmall;
+				if (dir)
+					fill(c->local, c->size, 1 + i);
+				layout(c, 1);
+				run_cell(c, tb.pid, huge ? msrc_huge : msrc_small);
+			}
+			if (!opt.shapes || huge)
+				continue;
+			for (i = SH_GATHER; i < SH_NR; i++) {
+				c->write = dir;
+				c->shape = i;
+				c->huge = huge;
+				c->size = (size_t)NSEG * SEGLEN;
+				c->remote = tb.small;
+				c->local = lsmall;
+				if (dir)
+					fill(c->local, c->size, 7 + i);
+				layout(c, 1);
+				run_cell(c, tb.pid, NULL);
+			}
+		}
+	}
+	kill(tb.pid, SIGKILL);
+	waitpid(tb.pid, NULL, 0);
+	if (opt.csv)
+		fclose(opt.csv);
+	return 0;
+}

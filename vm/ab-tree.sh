@@ -1,0 +1,55 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# vm/ab-tree.sh: prepare $B/ab, the A/B tree for same-boot benchmarks:
+# the unmodified Debian 6.12 source (mainline CMA keeps syscalls 310/311)
+# plus our mm/process_vm_access.c from the overlay, built as
+# mm/process_vm_ours.c with its syscalls renamed and wired to the spare
+# x86_64 numbers 470/471 (PVM_AB_NR_* in bench/ab.c).  One kernel then has
+# both implementations, and a benchmark can alternate between them call
+# by call, in one boot, on the same buffers.
+#
+# Nothing of mainline's file is copied anywhere: the stock file stays
+# where Debian put it, and the tree lives only in the build folder.
+# Files are rewritten only when their content changes, so rebuilds stay
+# incremental.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+src=$B/ab
+"$ROOT/vm/base.sh"
+# A new base (package update) resets the tree; otherwise it is kept as is.
+if [ ! -e "$src/.git" ] ||
+   [ "$(git -C "$src" rev-parse HEAD)" != "$(git -C "$BASE" rev-parse stock)" ]; then
+	worktree_at "$src" stock
+fi
+
+# put FILE: stdin becomes $src/FILE if it differs.
+put() {
+	local f=$src/$1 tmp
+	tmp=$(mktemp)
+	cat >"$tmp"
+	if cmp -s "$tmp" "$f"; then
+		rm -f "$tmp"
+	else
+		mkdir -p "$(dirname "$f")"
+		mv "$tmp" "$f"
+		chmod 644 "$f"
+	fi
+}
+
+grep -q 'SYSCALL_DEFINE6(process_vm_readv,' "$ROOT/mm/process_vm_access.c" ||
+	die "ab-tree: mm/process_vm_access.c has no process_vm_readv definition"
+sed -e 's/SYSCALL_DEFINE6(process_vm_readv,/SYSCALL_DEFINE6(pvm_ours_readv,/' \
+    -e 's/SYSCALL_DEFINE6(process_vm_writev,/SYSCALL_DEFINE6(pvm_ours_writev,/' \
+	"$ROOT/mm/process_vm_access.c" | put mm/process_vm_ours.c
+put include/uapi/linux/process_vm.h <"$ROOT/include/uapi/linux/process_vm.h"
+{ git -C "$BASE" show stock:mm/Makefile; echo 'obj-$(CONFIG_MMU) += process_vm_ours.o'; } |
+	put mm/Makefile
+{ git -C "$BASE" show stock:arch/x86/entry/syscalls/syscall_64.tbl
+  printf '470\t64\tpvm_ours_readv\t\tsys_pvm_ours_readv\n'
+  printf '471\t64\tpvm_ours_writev\t\tsys_pvm_ours_writev\n'; } |
+	put arch/x86/entry/syscalls/syscall_64.tbl
+grep -q 'SYSCALL_DEFINE6(pvm_ours_readv,' "$src/mm/process_vm_ours.c" ||
+	die "ab-tree: renaming the syscalls failed"
+echo "$src"

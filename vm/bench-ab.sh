@@ -1,0 +1,53 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# make bench-ab: our code against mainline's in one kernel, call for call.
+# Builds the A/B kernel (vm/ab-tree.sh: stock 6.12 plus our file on
+# syscalls 470/471), boots it, and runs bench/ab.c: each cell alternates
+# samples of mainline (A) and ours (B) on the same buffers, then an A/A
+# control run (mainline against itself) shows the method's resolution.
+#
+#   vm/bench-ab.sh          in QEMU (TCG emulation: ratios only)
+#   vm/bench-ab.sh --uml    under User-Mode Linux (the mm code at native speed)
+#   BOOTS=N                 boots (default 2); each prints its own table
+#   AB_ARGS=...             options of cma-ab (default: every cell)
+#   AA_ARGS=...             options of the A/A control run
+# Output: $B/bench-ab[-uml]/boot-N.txt, boot-N.csv, aa-N.txt, and
+# table.txt, the per-cell medians over the boots (bench/ab-table.sh).
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+uml=0
+[ "${1:-}" = --uml ] && uml=1
+boots=${BOOTS:-2}
+if [ "$uml" = 1 ]; then
+	kind=uml-ab out=$B/bench-ab-uml run=(--uml --mem 2G)
+	args=${AB_ARGS:--n 15 -t 20}
+	what="User-Mode Linux, native mm code"
+else
+	kind=ab out=$B/bench-ab run=()
+	args=${AB_ARGS:--n 11 -t 30}
+	what="QEMU TCG emulation, 2 vCPUs"
+fi
+aa=${AA_ARGS:--b 310,311 -G -P 4k -n 11 -t 20}
+rm -rf "$out"
+mkdir -p "$out"
+
+"$ROOT/vm/build.sh" "$kind" >/dev/null
+"$ROOT/vm/userspace.sh" bench
+for r in $(seq "$boots"); do
+	stage "bench-ab: boot $r/$boots of the A/B kernel ($what)"
+	"$ROOT/vm/run" "${run[@]}" --kernel "${kind#uml-}" --timeout 3000 --add "$B/add/bench" -- sh -c \
+		"/bench/cma-ab $args --csv /tmp/ab.csv && echo CMA-CSV-BEGIN && cat /tmp/ab.csv && echo CMA-CSV-END &&
+		 echo CMA-AA-BEGIN && /bench/cma-ab $aa && echo CMA-AA-END" \
+		>"$out/boot-$r.log" 2>&1 || die "bench-ab: boot $r failed (see $out/boot-$r.log)"
+	sed -n '/^cma-ab: A =/,/^CMA-CSV-BEGIN$/p' "$out/boot-$r.log" | sed '$d' >"$out/boot-$r.txt"
+	sed -n '/^CMA-CSV-BEGIN$/,/^CMA-CSV-END$/p' "$out/boot-$r.log" | sed '1d;$d' >"$out/boot-$r.csv"
+	sed -n '/^CMA-AA-BEGIN$/,/^CMA-AA-END$/p' "$out/boot-$r.log" | sed '1d;$d' >"$out/aa-$r.txt"
+	[ -s "$out/boot-$r.csv" ] || die "bench-ab: no CSV from boot $r (see $out/boot-$r.log)"
+done
+echo "== A/B in one kernel ($what): mainline (A) against ours (B), $boots boot(s) =="
+sh "$ROOT/bench/ab-table.sh" "$out"/boot-*.csv | tee "$out/table.txt"
+echo
+echo "== A/A control (mainline against itself), boot 1 =="
+sed -n '/^call /,$p' "$out/aa-1.txt"
