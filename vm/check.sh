@@ -20,13 +20,29 @@ selected() { [ -z "${STAGES:-}" ] || [[ " $STAGES " == *" $1 "* ]]; }
 # Background stages (BG_STAGES in vm/check-stages.sh) start early, beside
 # the others, and are reported in their place in the list.
 declare -A BG_PID BG_T0
+# kill_tree PID: PID and everything it started (a VM, a build).
+kill_tree() {
+	local c
+	for c in $(pgrep -P "$1"); do kill_tree "$c"; done
+	kill "$1" 2>/dev/null
+}
+# A run that ends early takes its background stages with it.
+trap 'for p in "${BG_PID[@]}"; do kill_tree "$p"; done' EXIT
 bg_start() {
 	local name=$1
 	selected "$name" || return 0
 	[ -z "${BG_PID[$name]:-}" ] || return 0
-	rm -f "$LOGS/$name.rc"
-	( "st_${name//-/_}" >"$LOGS/$name.log" 2>&1; echo $? >"$LOGS/$name.rc" ) &
-	BG_PID[$name]=$!
+	rm -f "$LOGS/$name.rc" "$LOGS/$name.cpu"
+	# Detached (not a child of this shell), so that its CPU time is not
+	# counted in whichever stage runs when it ends; it reports its own.
+	( (
+		"st_${name//-/_}" >"$LOGS/$name.log" 2>&1
+		rc=$?
+		awk -v hz="$(getconf CLK_TCK)" '{ printf "%d", ($16 + $17) / hz }' \
+			"/proc/$BASHPID/stat" >"$LOGS/$name.cpu"
+		echo $rc >"$LOGS/$name.rc"
+	) </dev/null & echo $! >"$LOGS/$name.pid" )
+	BG_PID[$name]=$(cat "$LOGS/$name.pid")
 	BG_T0[$name]=$(date +%s)
 }
 
@@ -34,34 +50,41 @@ bg_start() {
 child_cpu() { awk -v hz="$(getconf CLK_TCK)" '{ printf "%d", ($16 + $17) / hz }' "/proc/$$/stat"; }
 
 # stage NAME CMD...: run CMD with its output in $LOGS/NAME.log.
+# Its locals have names no stage function uses (stages run in its scope).
 stage_run() {
-	local name=$1 t=$(date +%s) rc cpu0
-	cpu0=$(child_cpu)
+	local name=$1 _st_t0 _st_rc _st_cpu0
+	_st_t0=$(date +%s)
+	_st_cpu0=$(child_cpu)
 	shift
 	RAN=0
 	selected "$name" || return 0
 	RAN=1
 	if [ -n "${BG_PID[$name]:-}" ]; then
-		wait "${BG_PID[$name]}"
-		rc=$(cat "$LOGS/$name.rc" 2>/dev/null || echo 1)
-		t=${BG_T0[$name]}
+		while [ ! -s "$LOGS/$name.rc" ] && kill -0 "${BG_PID[$name]}" 2>/dev/null; do
+			sleep 1
+		done
+		_st_rc=$(cat "$LOGS/$name.rc" 2>/dev/null || echo 1)
+		_st_t0=${BG_T0[$name]}
+		_st_cpu0=$(($(child_cpu) - $(cat "$LOGS/$name.cpu" 2>/dev/null || echo 0)))
+		unset "BG_PID[$name]"
 	else
 		"$@" >"$LOGS/$name.log" 2>&1
-		rc=$?
+		_st_rc=$?
 	fi
-	if [ $rc -eq 0 ]; then
+	DONE=$((DONE + 1))
+	if [ $_st_rc -eq 0 ]; then
 		PASS=$((PASS + 1))
-		printf 'PASS %-22s %4ss  (cpu %ss)\n' "$name" $(($(date +%s) - t)) $(($(child_cpu) - cpu0))
-	elif [ $rc -eq 77 ]; then
+		printf 'PASS %-22s %4ss  (cpu %ss)\n' "$name" $(($(date +%s) - _st_t0)) $(($(child_cpu) - _st_cpu0))
+	elif [ $_st_rc -eq 77 ]; then
 		SKIP=$((SKIP + 1))
 		printf 'SKIP %-22s %s\n' "$name" "$(tail -n 1 "$LOGS/$name.log")"
 	else
 		FAIL=$((FAIL + 1))
 		FAILED+=("$name")
-		printf 'FAIL %-22s %4ss  (log: %s)\n' "$name" $(($(date +%s) - t)) "$LOGS/$name.log"
+		printf 'FAIL %-22s %4ss  (log: %s)\n' "$name" $(($(date +%s) - _st_t0)) "$LOGS/$name.log"
 		grep -E 'FAIL|not ok|rror' "$LOGS/$name.log" | head -n 15 | sed 's/^/     /'
 	fi
-	return $rc
+	return $_st_rc
 }
 
 # tap_count LABEL LOG: add the kselftest cases of LOG to the totals.
@@ -78,17 +101,21 @@ tap_count() {
 }
 
 . "$ROOT/vm/check-stages.sh"
-rm -f "$LOGS/.selftests-ready"
-selected selftests-build || touch "$LOGS/.selftests-ready"
 # No stage before BG_AFTER in this run: background stages start at once.
 selected "$BG_AFTER" || for b in $BG_STAGES; do bg_start "$b"; done
 
+# Every selected stage must report: a script error that leaves the loop
+# early fails the run instead of passing it.
+DONE=0 WANT=0
+for s in $CHECK_STAGES $EXTRA_STAGES; do
+	[[ " $EXTRA_STAGES " == *" $s "* ]] && [[ " ${STAGES:-} " != *" $s "* ]] && continue
+	selected "$s" && WANT=$((WANT + 1))
+done
 for s in $CHECK_STAGES $EXTRA_STAGES; do
 	[[ " $EXTRA_STAGES " == *" $s "* ]] && [[ " ${STAGES:-} " != *" $s "* ]] && continue
 	stage_run "$s" "st_${s//-/_}"
 	case $s in
 	"$BG_AFTER") for b in $BG_STAGES; do bg_start "$b"; done ;;
-	selftests-build) touch "$LOGS/.selftests-ready" ;;
 	esac
 	case $s in
 	vm-selftests) [ "$RAN" = 1 ] && tap_count "kselftests in the VM (x86_64, i386, x32)" "$LOGS/$s.log" ;;
@@ -98,6 +125,10 @@ for s in $CHECK_STAGES $EXTRA_STAGES; do
 	esac
 done
 
+if [ "$DONE" -ne "$WANT" ]; then
+	FAIL=$((FAIL + 1))
+	FAILED+=("make check stopped after $DONE of $WANT stages")
+fi
 echo
 echo "make check: $(($(date +%s) - T0))s; logs in $LOGS"
 [ ${#FAILED[@]} -eq 0 ] || echo "failed: ${FAILED[*]}"

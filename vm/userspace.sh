@@ -14,6 +14,9 @@ selftests() {
 	local src=$B/tree/tools/testing/selftests/cma out=$B/add/selftests/cma hdr key
 	[ -d "$src" ] || die "selftests: $src missing (run make series-apply)"
 	need gcc-12-multilib libc6-dev-i386 libc6-dev-x32
+	# make check's background debug VM asks for them too: one at a time.
+	exec 8>"$B/.selftests.lock"
+	flock 8
 	# Rebuilt only when their sources, the uapi headers and tables they
 	# use, this script or the compiler changed (an edit of the kernel code
 	# alone does not touch them).
@@ -43,6 +46,7 @@ selftests() {
 	cat >"$out/run-tests" <<'RUN'
 #!/bin/sh
 # Run every CMA selftest binary, for each ABI given (default: all built).
+# CMA_SELFTEST_ARGS: harness options for every binary (e.g. -T size_64m).
 cd "$(dirname "$0")" || exit 1
 abis=${*:-"x86_64 i386"}
 rc=0
@@ -51,7 +55,8 @@ for abi in $abis; do
 		[ -x "$t" ] && [ -f "$t" ] || continue
 		case $t in */cma_fuzz|*/cma_churn) continue ;; esac
 		echo "# cma-selftest: $t"
-		"./$t" || rc=1
+		# shellcheck disable=SC2086
+		"./$t" ${CMA_SELFTEST_ARGS:-} || rc=1
 	done
 done
 exit $rc

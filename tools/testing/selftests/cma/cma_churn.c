@@ -225,11 +225,13 @@ static void ch_churn_once(unsigned long long *s)
 static void ch_target(unsigned long long seed, const char *self)
 {
 	unsigned long long s = seed;
-	double until = ch_now() + (5 + ch_below(&s, CH_LIFE_MS)) / 1000.0;
 	char arg[2][32];
+	double until;
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	ch_map(region, CH_REGION, true);
+	/* The churn time counts from here: filling may be slow on a busy host. */
+	until = ch_now() + (5 + ch_below(&s, CH_LIFE_MS)) / 1000.0;
 	__atomic_store_n(&sh->ready, 1, __ATOMIC_SEQ_CST);
 	while (ch_now() < until)
 		ch_churn_once(&s);
