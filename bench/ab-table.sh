@@ -39,20 +39,18 @@ FNR == 1 { boots++; next }
 	if (!(k in seen)) { seen[k] = 1; order[++n] = k }
 	ratios[k] = ratios[k] " " $8; a[k] = a[k] " " $6; b[k] = b[k] " " $7
 	won[k] += $11; pairs[k] += $12
-	if ($13 > 0) mc[k] = mc[k] " " $13
 }
 END {
-	printf "%-6s %-6s %-3s %5s | %10s %10s | %-24s %6s | %9s %-8s | %s\n", "call", "shape",
-	       "pg", "size", "A us", "B us", "A/B per boot", "A/B", "B won", "verdict", "B/memcpy"
+	printf "%-6s %-6s %-3s %5s | %10s %10s | %-24s %6s | %9s %s\n", "call", "shape",
+	       "pg", "size", "A us", "B us", "A/B per boot", "A/B", "B won", "verdict"
 	for (i = 1; i <= n; i++) {
 		k = order[i]; split(k, f, SUBSEP)
 		per = ratios[k]; gsub(/^ /, "", per)
 		m = median(ratios[k])
 		p = signp(won[k], pairs[k])
 		v = p >= 0.01 ? "even" : (won[k] * 2 > pairs[k] ? "B faster" : "A faster")
-		mcs = mc[k] != "" ? sprintf("%.2f", median(mc[k]) / median(b[k])) : ""
-		printf "%-6s %-6s %-3s %5s | %10.2f %10.2f | %-24s %6.3f | %4d/%-4d %-8s | %s\n", f[1], f[2], f[3],
-		       fmt(f[4]), median(a[k]), median(b[k]), per, m, won[k], pairs[k], v, mcs
+		printf "%-6s %-6s %-3s %5s | %10.2f %10.2f | %-24s %6.3f | %4d/%-4d %s\n", f[1], f[2], f[3],
+		       fmt(f[4]), median(a[k]), median(b[k]), per, m, won[k], pairs[k], v
 	}
 	printf "(%d boot(s); A us and B us: medians over the boots of each boot'"'"'s median)\n", boots
 }' "$@"

@@ -18,7 +18,7 @@
  *
  * The caller is the parent; the target is a child that allocates its own
  * buffers (so no copy-on-write sharing is involved) and waits.  Every
- * cell's bytes are checked after its samples.
+ * cell's bytes are checked after its samples, for A and for B.
  *
  * Output: a table, and with --csv FILE one line per cell.
  */
@@ -240,18 +240,6 @@ static double sample(const struct side *s, pid_t pid, struct cell *c, unsigned n
 	return (now_s() - t0) / n;
 }
 
-static double sample_memcpy(struct cell *c, char *src, unsigned n)
-{
-	double t0 = now_s();
-	unsigned i;
-
-	for (i = 0; i < n; i++) {
-		memcpy(c->local, src, c->size);
-		__asm__ volatile("" : : "r"(c->local) : "memory");
-	}
-	return (now_s() - t0) / n;
-}
-
 /*
  * Check one implementation on the cell: a readv into a cleared buffer must
  * bring exactly the remote elements; a writev of fresh bytes must leave
@@ -330,9 +318,9 @@ static const char *fmt_size(size_t v)
 	return b;
 }
 
-static void run_cell(struct cell *c, pid_t pid, char *msrc)
+static void run_cell(struct cell *c, pid_t pid)
 {
-	double ta[MAX_PAIRS], tb[MAX_PAIRS], ratio[MAX_PAIRS], tm = 0;
+	double ta[MAX_PAIRS], tb[MAX_PAIRS], ratio[MAX_PAIRS];
 	double t, med_a, med_b, q1, q2, q3;
 	unsigned n = 1, p, won = 0;
 	const char *what;
@@ -363,8 +351,6 @@ static void run_cell(struct cell *c, pid_t pid, char *msrc)
 	}
 	check(&opt.b, pid, c, 101);
 	check(&opt.a, pid, c, 102);
-	if (!c->write && msrc && c->shape == SH_ONE)
-		tm = sample_memcpy(c, msrc, n);
 
 	med_a = quantile(ta, opt.pairs, 0.5);
 	med_b = quantile(tb, opt.pairs, 0.5);
@@ -372,18 +358,14 @@ static void run_cell(struct cell *c, pid_t pid, char *msrc)
 	q2 = quantile(ratio, opt.pairs, 0.5);
 	q3 = quantile(ratio, opt.pairs, 0.75);
 	what = c->write ? "writev" : "readv";
-	printf("%-6s %-6s %-3s %6s | %10.2f %10.2f | %6.3f  [%5.3f %5.3f] %3u/%-3u",
+	printf("%-6s %-6s %-3s %6s | %10.2f %10.2f | %6.3f  [%5.3f %5.3f] %3u/%u\n",
 	       what, shape_name[c->shape], c->huge ? "thp" : "4k", fmt_size(c->size),
 	       med_a * 1e6, med_b * 1e6, q2, q1, q3, won, opt.pairs);
-	if (tm > 0)
-		printf(" | %5.2f %5.2f", c->size / med_b / 1e9, c->size / tm / 1e9);
-	printf("\n");
 	fflush(stdout);
 	if (opt.csv)
-		fprintf(opt.csv, "%s,%s,%s,%zu,%u,%.4f,%.4f,%.4f,%.4f,%.4f,%u,%u,%.4f\n",
+		fprintf(opt.csv, "%s,%s,%s,%zu,%u,%.4f,%.4f,%.4f,%.4f,%.4f,%u,%u\n",
 			what, shape_name[c->shape], c->huge ? "thp" : "4k", c->size, n,
-			med_a * 1e6, med_b * 1e6, q2, q1, q3, won, opt.pairs,
-			tm > 0 ? tm * 1e6 : 0.0);
+			med_a * 1e6, med_b * 1e6, q2, q1, q3, won, opt.pairs);
 }
 
 static void parse_side(struct side *s, const char *arg, const char *label)
@@ -435,7 +417,7 @@ int main(int argc, char **argv)
 	struct cell *c = &cell;
 	struct target_bufs tb;
 	int fds[2], o, dir, huge;
-	char *lsmall, *lhuge = NULL, *msrc_small, *msrc_huge = NULL;
+	char *lsmall, *lhuge = NULL;
 	unsigned i;
 	size_t len;
 	pid_t pid;
@@ -491,13 +473,9 @@ int main(int argc, char **argv)
 
 	lsmall = region(len, 0);
 	memset(lsmall, 0, len);
-	msrc_small = region(len, 0);
-	fill(msrc_small, len, 0);
 	if (opt.pages_thp) {
 		lhuge = region(len, 1);
 		memset(lhuge, 0, len);
-		msrc_huge = region(len, 1);
-		fill(msrc_huge, len, 0);
 	}
 
 	printf("cma-ab: A = syscalls %ld/%ld, B = syscalls %ld/%ld%s\n", opt.a.nr[0], opt.a.nr[1],
@@ -507,12 +485,12 @@ int main(int argc, char **argv)
 	       "  target AnonHugePages %ld kB, caller %ld kB\n", opt.pairs, opt.target_ms,
 	       tb.thp_kb, anon_huge_kb());
 	printf("  A/B = time(A) / time(B), median over the pairs [quartiles]; above 1: B faster\n"
-	       "  won = pairs in which B was faster; GB/s B and memcpy for one-element reads\n\n");
-	printf("%-6s %-6s %-3s %6s | %10s %10s | %6s  %-13s %-7s | %s\n", "call", "shape", "pg",
-	       "size", "A us/call", "B us/call", "A/B", "[q1 q3]", "won", "GB/s B, memcpy");
+	       "  won = pairs in which B was faster\n\n");
+	printf("%-6s %-6s %-3s %6s | %10s %10s | %6s  %-13s %s\n", "call", "shape", "pg",
+	       "size", "A us/call", "B us/call", "A/B", "[q1 q3]", "won");
 	if (opt.csv)
 		fprintf(opt.csv, "call,shape,pages,size,calls_per_sample,a_us,b_us,"
-			"ratio_median,ratio_q1,ratio_q3,b_won,pairs,memcpy_us\n");
+			"ratio_median,ratio_q1,ratio_q3,b_won,pairs\n");
 
 	for (dir = 0; dir < 2; dir++) {
 		if ((dir == 0 && !opt.dir_read) || (dir == 1 && !opt.dir_write))
@@ -530,7 +508,7 @@ int main(int argc, char **argv)
 				if (dir)
 					fill(c->local, c->size, 1 + i);
 				layout(c, 1);
-				run_cell(c, tb.pid, huge ? msrc_huge : msrc_small);
+				run_cell(c, tb.pid);
 			}
 			if (!opt.shapes || huge)
 				continue;
@@ -544,7 +522,7 @@ int main(int argc, char **argv)
 				if (dir)
 					fill(c->local, c->size, 7 + i);
 				layout(c, 1);
-				run_cell(c, tb.pid, NULL);
+				run_cell(c, tb.pid);
 			}
 		}
 	}

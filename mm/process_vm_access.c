@@ -30,9 +30,10 @@
  *
  * The mmap lock is held only while pinning.  Copies run from the pinned
  * pages with no lock held, so faults on the caller's own buffers are
- * handled normally (the caller may even be the target).  Where a range of
- * the window lies in one large folio (THP, hugetlb) and the kernel maps
- * the folio linearly (no HIGHMEM), the whole range is copied in one step.
+ * handled normally (the caller may even be the target).  Where the kernel
+ * maps memory linearly (no HIGHMEM), a range of the window that lies in
+ * one large folio (THP, hugetlb), or in small pages that follow each other
+ * in physical memory, is copied in one step rather than page by page.
  * Small calls use an on-stack page array; a larger array is allocated only
  * when a window wants more pages than the stack array holds, and if that
  * allocation fails the transfer continues with the small array.  Between
@@ -160,7 +161,8 @@ static void pvm_grow(struct pvm_xfer *x, unsigned long want)
  *
  * Marks the pages that the next elements touch (no more bytes than the
  * caller's buffers can take) in a map of the pages around the page of
- * @addr, then returns the run of touched pages that contains it.  Elements
+ * @addr, then returns the run of touched pages that contains it.  The last
+ * element that the call reaches simply gets its own pages.  Elements
  * may come in any order: a shuffled gather over a few pages still gets one
  * window.  Pages that no element touches are never part of a window.
  *
@@ -171,12 +173,20 @@ static unsigned long pvm_window(const struct pvm_xfer *x,
 				unsigned long seg, unsigned long addr, size_t len,
 				unsigned long *first)
 {
-	DECLARE_BITMAP(touched, PVM_SCAN_PAGES);
+	DECLARE_BITMAP(touched, PVM_SCAN_PAGES) __uninitialized;
 	unsigned long cur = addr >> PAGE_SHIFT;
 	unsigned long base = cur - min(cur, PVM_SCAN_BEFORE);
 	size_t budget = iov_iter_count(x->iter);
 	unsigned int misses = 0;
 	unsigned long lo, hi;
+
+	/* The last element the call reaches: there is nothing to look at. */
+	if (seg + 1 == nr_segs || len >= budget) {
+		len = min(len, budget);
+		*first = cur;
+		return min(DIV_ROUND_UP(offset_in_page(addr) + len, PAGE_SIZE),
+			   PVM_MAX_PAGES);
+	}
 
 	bitmap_zero(touched, PVM_SCAN_PAGES);
 	for (;;) {
@@ -291,14 +301,50 @@ static int pvm_pin(struct pvm_xfer *x, unsigned long first, unsigned long want,
 }
 
 /**
+ * pvm_run() - count the pages that one linear copy can cover
+ * @pages: pinned pages, the first of which starts the copy
+ * @max: pages the copy needs at most
+ *
+ * Without HIGHMEM every page is mapped linearly, so a copy may run through
+ * pages that follow each other in memory: the pages of one large folio, or
+ * small pages with consecutive page frame numbers.  A run never leaves a
+ * large folio, nor starts in a small page and enters a large one, so that
+ * hardened usercopy sees a copy inside the folio it starts in.
+ *
+ * Return: the number of pages, from 1 to @max.
+ */
+static unsigned long pvm_run(struct page **pages, unsigned long max)
+{
+	struct folio *folio = page_folio(pages[0]);
+	unsigned long n = 1;
+
+	if (IS_ENABLED(CONFIG_HIGHMEM))
+		return 1;
+	if (folio_test_large(folio)) {
+		unsigned long idx = folio_page_idx(folio, pages[0]);
+
+		max = min(max, folio_nr_pages(folio) - idx);
+		while (n < max && pages[n] == folio_page(folio, idx + n))
+			n++;
+	} else {
+		unsigned long pfn = page_to_pfn(pages[0]);
+
+		while (n < max && page_to_pfn(pages[n]) == pfn + n &&
+		       !PageCompound(pages[n]))
+			n++;
+	}
+	return n;
+}
+
+/**
  * pvm_copy_span() - copy between pinned pages and the caller's buffers
  * @x: the transfer
  * @pages: the pinned pages the span starts in
  * @offset: offset of the span in @pages[0]
  * @len: bytes to copy; all of them lie in pinned pages
  *
- * Pages that follow each other inside one large folio are copied with one
- * call where the folio is mapped linearly; other pages one at a time.
+ * Runs of pages that one linear copy can cover (pvm_run()) go in one
+ * call; other pages one at a time.
  *
  * Return: bytes copied, less than @len if a caller's page faulted.
  */
@@ -309,22 +355,13 @@ static size_t pvm_copy_span(struct pvm_xfer *x, struct page **pages,
 
 	while (done < len) {
 		struct page *page = *pages;
-		size_t chunk = PAGE_SIZE - offset;
-		unsigned long n = 1;
+		size_t chunk = len - done;
+		unsigned long n = 1, i;
 		size_t copied;
 
-		if (!IS_ENABLED(CONFIG_HIGHMEM) && chunk < len - done) {
-			struct folio *folio = page_folio(page);
-			unsigned long idx = folio_page_idx(folio, page);
-			unsigned long in_folio = folio_nr_pages(folio) - idx;
-
-			while (n < in_folio && chunk < len - done &&
-			       pages[n] == folio_page(folio, idx + n)) {
-				chunk += PAGE_SIZE;
-				n++;
-			}
-		}
-		chunk = min(chunk, len - done);
+		if (chunk > PAGE_SIZE - offset)
+			n = pvm_run(pages, DIV_ROUND_UP(offset + chunk, PAGE_SIZE));
+		chunk = min(chunk, (n << PAGE_SHIFT) - offset);
 
 		if (n > 1) {
 			void *kaddr = page_address(page) + offset;
@@ -339,12 +376,9 @@ static size_t pvm_copy_span(struct pvm_xfer *x, struct page **pages,
 		} else {
 			copied = copy_page_to_iter(page, offset, chunk, x->iter);
 		}
-		if (x->write) {
-			unsigned long i;
-
+		if (x->write)
 			for (i = 0; i < n; i++)
 				flush_dcache_page(pages[i]);
-		}
 		done += copied;
 		if (copied < chunk)
 			break;
@@ -529,7 +563,7 @@ static ssize_t process_vm_rw(pid_t pid, const struct iovec __user *lvec,
 	struct iovec lstack[UIO_FASTIOV], rstack[UIO_FASTIOV];
 	struct iovec *liov = lstack, *riov;
 	struct iov_iter iter;
-	struct pvm_xfer x;
+	struct pvm_xfer x __uninitialized;	/* every field is set below */
 	ssize_t ret;
 
 	if (flags & ~PROCESS_VM_SUPPORTED_FLAGS)
