@@ -118,7 +118,7 @@ for s in $CHECK_STAGES $EXTRA_STAGES; do
 	"$BG_AFTER") for b in $BG_STAGES; do bg_start "$b"; done ;;
 	esac
 	case $s in
-	vm-selftests) [ "$RAN" = 1 ] && tap_count "kselftests in the VM (x86_64, i386, x32)" "$LOGS/$s.log" ;;
+	vm-selftests) [ "$RAN" = 1 ] && tap_count "kselftests in the VM (x86_64, i386; x32 runs in vm-fuzz and check-debug)" "$LOGS/$s.log" ;;
 	native-selftests) [ "$RAN" = 1 ] && tap_count "kselftests on the host kernel $(uname -r)" "$LOGS/$s.log" ;;
 	uml-selftests) [ "$RAN" = 1 ] && tap_count "kselftests under User-Mode Linux (x86_64)" "$LOGS/$s.log" ;;
 	debug-vm) [ "$RAN" = 1 ] && tap_count "debug VM (selftests and checks)" "$LOGS/$s.log" ;;
