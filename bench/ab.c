@@ -39,6 +39,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "procinfo.h"
+
 #ifndef MADV_HUGEPAGE
 #define MADV_HUGEPAGE	14
 #endif
@@ -140,21 +142,6 @@ static void fill(char *p, size_t len, unsigned gen)
 
 	for (i = 0; i < len; i++)
 		p[i] = pattern(i, gen);
-}
-
-static long anon_huge_kb(void)
-{
-	char line[256];
-	long kb = -1;
-	FILE *f = fopen("/proc/self/smaps_rollup", "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "AnonHugePages: %ld kB", &kb) == 1)
-			break;
-	fclose(f);
-	return kb;
 }
 
 /* The child: allocate, fill, publish, wait to be killed. */

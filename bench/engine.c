@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "cmabench.h"
+#include "procinfo.h"
 
 #define WARMUP_ITERS	4
 
@@ -153,22 +154,6 @@ int thp_available(void)
 		buf[0] = 0;
 	fclose(f);
 	return !strstr(buf, "[never]") && buf[0];
-}
-
-/* AnonHugePages of this process in KiB, or -1. */
-static long anon_huge_kb(void)
-{
-	char line[256];
-	long kb = -1;
-	FILE *f = fopen("/proc/self/smaps_rollup", "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "AnonHugePages: %ld kB", &kb) == 1)
-			break;
-	fclose(f);
-	return kb;
 }
 
 /* ---- layouts, stamping, verification ---------------------------------- */
