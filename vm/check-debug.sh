@@ -12,6 +12,7 @@
 #   DEBUG_ABIS="..."    ABIs to test (default: x86_64 i386 x32)
 #   DEBUG_BUILT=1       the debug kernel is built already (make check)
 #   DEBUG_SKIP=a,b      selftests to leave out (make check: size_64m)
+#   DEBUG_SMP=N         VM CPUs (default 2; make check: 1)
 #   DEBUG_MEM=M         VM memory (default 3G; make check: 1G, which
 #                       makes the boot and the kmemleak scans shorter)
 set -euo pipefail
@@ -28,5 +29,5 @@ rm -rf "$add"
 mkdir -p "$add"
 cp "$ROOT/vm/debug-tests.sh" "$add/debug-tests.sh"
 chmod +x "$add/debug-tests.sh"
-"$ROOT/vm/run" --kernel debug --mem "${DEBUG_MEM:-3G}" --timeout 3000 --add "$B/add/selftests" --add "$add" -- \
+"$ROOT/vm/run" --kernel debug --smp "${DEBUG_SMP:-2}" --mem "${DEBUG_MEM:-3G}" --timeout 3000 --add "$B/add/selftests" --add "$add" -- \
 	/debug-tests.sh "$secs" "$iters" "$abis" "${DEBUG_SKIP:-}"

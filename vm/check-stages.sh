@@ -260,7 +260,7 @@ st_man_page() { need man-db groff-base; sh "$ROOT/man/check.sh"; }
 # The seeded fuzzer in the VM, every ABI, with the pin balance checked.
 # FUZZ_SECONDS sets the budget per ABI; a failure prints the seed to replay.
 st_vm_fuzz() {
-	local secs=${FUZZ_SECONDS:-5} seed=${FUZZ_SEED:-$(date +%s)}
+	local secs=${FUZZ_SECONDS:-4} seed=${FUZZ_SEED:-$(date +%s)}
 	"$ROOT/vm/run" --timeout 900 --add "$B/add/selftests" -- sh -c "
 		for abi in x86_64 i386 x32; do
 			/cma/\$abi/cma_fuzz --seed $seed --seconds $secs --iterations 100000000 --check-pins || exit 1
@@ -280,13 +280,14 @@ st_uml_selftests() {
 # KMEMLEAK, fault injection...) with the x86_64 selftests, the fuzzer, the
 # fuzzer under fault injection, the churn and a kmemleak scan; the 64 MiB
 # selftests, which the normal VM runs for every ABI, are left out (14 s of
-# KASAN under TCG; CHECK_DEBUG_SKIP= keeps them).  Runs in the
+# KASAN under TCG; CHECK_DEBUG_SKIP= keeps them), the phases are 3 s and the
+# VM has one CPU and 1 GiB (make check-debug: 2 CPUs, 3 GiB, 60 s phases).  Runs in the
 # background, beside the other stages (vm/userspace.sh takes a lock while
 # it builds the selftests, so this and selftests-build never race).
 st_debug_vm() {
 	"$ROOT/vm/build.sh" debug || return 1
 	"$ROOT/vm/userspace.sh" selftests || return 1
-	DEBUG_BUILT=1 DEBUG_SECONDS=${CHECK_DEBUG_SECONDS:-5} DEBUG_ITERATIONS=${CHECK_DEBUG_ITERATIONS:-3000} \
+	DEBUG_BUILT=1 DEBUG_SECONDS=${CHECK_DEBUG_SECONDS:-3} DEBUG_ITERATIONS=${CHECK_DEBUG_ITERATIONS:-3000} \
 		DEBUG_ABIS=x86_64 DEBUG_SKIP=${CHECK_DEBUG_SKIP-size_64m} DEBUG_MEM=${CHECK_DEBUG_MEM:-1G} \
-		"$ROOT/vm/check-debug.sh"
+		DEBUG_SMP=${CHECK_DEBUG_SMP:-1} "$ROOT/vm/check-debug.sh"
 }
