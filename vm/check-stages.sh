@@ -21,6 +21,9 @@ st_series_am() { "$ROOT/vm/series.sh" apply; }
 # is kept per patch content (without its "From <sha>" line, which changes
 # whenever an earlier patch does) and checkpatch version: after an edit
 # only the patches that changed are checked again.
+checkpatch_clean() {
+	grep -q '^total: 0 errors, 0 warnings, 0 checks' "$1" && ! grep -q 'Traceback' "$1"
+}
 st_checkpatch() {
 	local p t bad=0 out=$B/checkpatch cache=$B/checkpatch-cache ver todo=() key
 	mkdir -p "$out" "$cache"
@@ -40,15 +43,12 @@ st_checkpatch() {
 			'p=${1%:*}; perl scripts/checkpatch.pl --strict "$p" >"$2/$(basename "$p").out" 2>&1' - {} "$out")
 	for p in "$out"/*.out; do
 		tail -n 3 "$p"
-		grep -q '^total: 0 errors, 0 warnings, 0 checks' "$p" || { cat "$p"; bad=1; }
-		grep -q 'Traceback' "$p" && { cat "$p"; bad=1; }
+		checkpatch_clean "$p" || { cat "$p"; bad=1; }
 	done
 	# Keep the clean verdicts only: a finding is reported again every run.
 	for t in "${todo[@]}"; do
-		p=${t%:*}
-		grep -q '^total: 0 errors, 0 warnings, 0 checks' "$out/$(basename "$p").out" &&
-			! grep -q 'Traceback' "$out/$(basename "$p").out" &&
-			cp "$out/$(basename "$p").out" "$cache/${t##*:}"
+		p=$out/$(basename "${t%:*}").out
+		checkpatch_clean "$p" && cp "$p" "$cache/${t##*:}"
 	done
 	echo "checked now: ${#todo[@]} patch(es); the others unchanged since a clean check"
 	[ "$(ls "$out" | wc -l)" = "$(ls "$ROOT"/series/0*.patch | grep -vc '/0000-cover-letter.patch$')" ] ||
@@ -156,15 +156,18 @@ cross_build() {
 
 st_selftests_build() { "$ROOT/vm/userspace.sh" selftests demo; }
 
-# vm/run reports the command's exit status (two boots side by side).
+# vm/run reports the command's exit status (three boots side by side).
 st_vm_exit_status() {
-	local a b
+	local a b c
 	"$ROOT/vm/run" --timeout 120 -- true & a=$!
 	"$ROOT/vm/run" --timeout 120 -- false & b=$!
+	"$ROOT/vm/run" --timeout 120 -- sh -c 'exit 3' & c=$!
 	wait $a || { echo "vm/run -- true failed"; return 1; }
 	wait $b
 	[ $? -eq 1 ] || { echo "vm/run -- false did not exit 1"; return 1; }
-	echo "vm/run exit status: true 0, false 1"
+	wait $c
+	[ $? -eq 3 ] || { echo "vm/run -- exit 3 did not exit 3"; return 1; }
+	echo "vm/run exit status: true 0, false 1, exit 3 3"
 }
 
 # One boot runs the demo, a static binary from --add; the stages vm-add,

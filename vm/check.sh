@@ -38,16 +38,18 @@ bg_start() {
 	( (
 		"st_${name//-/_}" >"$LOGS/$name.log" 2>&1
 		rc=$?
-		awk -v hz="$(getconf CLK_TCK)" '{ printf "%d", ($16 + $17) / hz }' \
-			"/proc/$BASHPID/stat" >"$LOGS/$name.cpu"
+		child_cpu "$BASHPID" >"$LOGS/$name.cpu"
 		echo $rc >"$LOGS/$name.rc"
 	) </dev/null & echo $! >"$LOGS/$name.pid" )
 	BG_PID[$name]=$(cat "$LOGS/$name.pid")
 	BG_T0[$name]=$(date +%s)
 }
 
-# CPU seconds used so far by the finished children of this shell.
-child_cpu() { awk -v hz="$(getconf CLK_TCK)" '{ printf "%d", ($16 + $17) / hz }' "/proc/$$/stat"; }
+# CPU seconds used so far by the finished children of this shell (or of
+# the process PID).
+child_cpu() {
+	awk -v hz="$(getconf CLK_TCK)" '{ printf "%d", ($16 + $17) / hz }' "/proc/${1:-$$}/stat"
+}
 
 # stage NAME CMD...: run CMD with its output in $LOGS/NAME.log.
 # Its locals have names no stage function uses (stages run in its scope).
