@@ -130,23 +130,27 @@ static void pvm_release(struct pvm_xfer *x)
  * @x: the transfer
  * @want: pages the next window would like to cover
  *
- * Switches from the on-stack array to an allocated one the first time a
- * window wants more than the stack holds.  Failure is not an error: the
- * transfer goes on with smaller windows.  Must be called with no pages
- * pinned.
+ * Replaces the page array with a larger one when a window wants more
+ * pages than it holds.  Arrays grow in powers of two up to PVM_MAX_PAGES,
+ * so a call allocates no more than its windows need (a 256 KiB transfer
+ * takes 512 bytes, not a page).  Failure is not an error: the transfer
+ * goes on with smaller windows.  Must be called with no pages pinned.
  */
 static void pvm_grow(struct pvm_xfer *x, unsigned long want)
 {
 	struct page **pages;
+	unsigned long n;
 
-	if (want <= x->max_pages || x->pages != x->stack_pages)
+	if (want <= x->max_pages || x->max_pages >= PVM_MAX_PAGES)
 		return;
-	pages = kmalloc_array(PVM_MAX_PAGES, sizeof(*pages),
-			      GFP_KERNEL | __GFP_NOWARN);
+	n = min(roundup_pow_of_two(want), PVM_MAX_PAGES);
+	pages = kmalloc_array(n, sizeof(*pages), GFP_KERNEL | __GFP_NOWARN);
 	if (!pages)
 		return;
+	if (x->pages != x->stack_pages)
+		kfree(x->pages);
 	x->pages = pages;
-	x->max_pages = PVM_MAX_PAGES;
+	x->max_pages = n;
 }
 
 /**
@@ -301,39 +305,82 @@ static int pvm_pin(struct pvm_xfer *x, unsigned long first, unsigned long want,
 }
 
 /**
+ * pvm_page_follows() - whether @next lies right after @page in memory
+ * @page: a page
+ * @next: another page
+ *
+ * Adjacent page structs describe adjacent page frames, except across
+ * memory sections when the memmap is not virtually contiguous (classic
+ * SPARSEMEM).  This costs a compare where page_to_pfn() may not be cheap.
+ *
+ * Return: true if @next's page frame number is one more than @page's.
+ */
+static bool pvm_page_follows(const struct page *page, const struct page *next)
+{
+	if (next != page + 1)
+		return false;
+#ifdef SECTION_IN_PAGE_FLAGS
+	return page_to_section(page) == page_to_section(next);
+#else
+	return true;
+#endif
+}
+
+/**
  * pvm_run() - count the pages that one linear copy can cover
  * @pages: pinned pages, the first of which starts the copy
- * @max: pages the copy needs at most
+ * @max: pages the copy needs at most; at least 2
  *
  * Without HIGHMEM every page is mapped linearly, so a copy may run through
  * pages that follow each other in memory: the pages of one large folio, or
  * small pages with consecutive page frame numbers.  A run never leaves a
  * large folio, nor starts in a small page and enters a large one, so that
- * hardened usercopy sees a copy inside the folio it starts in.
+ * hardened usercopy sees a copy inside the folio it starts in.  Called
+ * only without HIGHMEM, once the second page is known to follow the first.
  *
  * Return: the number of pages, from 1 to @max.
  */
 static unsigned long pvm_run(struct page **pages, unsigned long max)
 {
 	struct folio *folio = page_folio(pages[0]);
+	bool large = folio_test_large(folio);
 	unsigned long n = 1;
 
-	if (IS_ENABLED(CONFIG_HIGHMEM))
-		return 1;
-	if (folio_test_large(folio)) {
+	if (large) {
 		unsigned long idx = folio_page_idx(folio, pages[0]);
 
 		max = min(max, folio_nr_pages(folio) - idx);
-		while (n < max && pages[n] == folio_page(folio, idx + n))
-			n++;
-	} else {
-		unsigned long pfn = page_to_pfn(pages[0]);
-
-		while (n < max && page_to_pfn(pages[n]) == pfn + n &&
-		       !PageCompound(pages[n]))
-			n++;
 	}
+	while (n < max && pvm_page_follows(pages[n - 1], pages[n]) &&
+	       (large || !PageCompound(pages[n])))
+		n++;
 	return n;
+}
+
+/**
+ * pvm_copy() - copy between a pinned range and the caller's buffers
+ * @x: the transfer
+ * @page: the page the range starts in
+ * @offset: offset of the range in @page
+ * @len: bytes to copy: inside @page, or inside a run from pvm_run()
+ *
+ * Without HIGHMEM the range is mapped linearly and is copied from its
+ * address, with no temporary mapping; with HIGHMEM it lies in @page and
+ * is mapped for the copy.
+ *
+ * Return: bytes copied, less than @len if a caller's page faulted.
+ */
+static size_t pvm_copy(struct pvm_xfer *x, struct page *page, size_t offset,
+		       size_t len)
+{
+	if (IS_ENABLED(CONFIG_HIGHMEM)) {
+		if (x->write)
+			return copy_page_from_iter(page, offset, len, x->iter);
+		return copy_page_to_iter(page, offset, len, x->iter);
+	}
+	if (x->write)
+		return copy_from_iter(page_address(page) + offset, len, x->iter);
+	return copy_to_iter(page_address(page) + offset, len, x->iter);
 }
 
 /**
@@ -344,7 +391,8 @@ static unsigned long pvm_run(struct page **pages, unsigned long max)
  * @len: bytes to copy; all of them lie in pinned pages
  *
  * Runs of pages that one linear copy can cover (pvm_run()) go in one
- * call; other pages one at a time.
+ * call; other pages one at a time.  A page whose successor does not
+ * follow it in memory costs one compare more than a plain per-page copy.
  *
  * Return: bytes copied, less than @len if a caller's page faulted.
  */
@@ -354,28 +402,17 @@ static size_t pvm_copy_span(struct pvm_xfer *x, struct page **pages,
 	size_t done = 0;
 
 	while (done < len) {
-		struct page *page = *pages;
-		size_t chunk = len - done;
+		size_t rest = len - done;
+		size_t chunk = min(rest, PAGE_SIZE - offset);
 		unsigned long n = 1, i;
 		size_t copied;
 
-		if (chunk > PAGE_SIZE - offset)
-			n = pvm_run(pages, DIV_ROUND_UP(offset + chunk, PAGE_SIZE));
-		chunk = min(chunk, (n << PAGE_SHIFT) - offset);
-
-		if (n > 1) {
-			void *kaddr = page_address(page) + offset;
-
-			if (x->write)
-				copied = copy_from_iter(kaddr, chunk, x->iter);
-			else
-				copied = copy_to_iter(kaddr, chunk, x->iter);
-		} else if (x->write) {
-			copied = copy_page_from_iter(page, offset, chunk,
-						     x->iter);
-		} else {
-			copied = copy_page_to_iter(page, offset, chunk, x->iter);
+		if (!IS_ENABLED(CONFIG_HIGHMEM) && chunk < rest &&
+		    pvm_page_follows(pages[0], pages[1])) {
+			n = pvm_run(pages, DIV_ROUND_UP(offset + rest, PAGE_SIZE));
+			chunk = min(rest, (n << PAGE_SHIFT) - offset);
 		}
+		copied = pvm_copy(x, pages[0], offset, chunk);
 		if (x->write)
 			for (i = 0; i < n; i++)
 				flush_dcache_page(pages[i]);
@@ -417,11 +454,12 @@ static ssize_t pvm_transfer(struct pvm_xfer *x, const struct iovec *riov,
 			size_t span, done;
 
 			/*
-			 * Check for a fatal signal between windows, and also by
-			 * bytes copied: elements that repeat the same pages
-			 * copy from one window for as long as they like.
+			 * Check for a fatal signal between windows (the first
+			 * one follows syscall entry: nothing to check yet), and
+			 * also by bytes copied: elements that repeat the same
+			 * pages copy from one window for as long as they like.
 			 */
-			if (refill || unchecked >= PVM_CHECK_BYTES) {
+			if ((refill && copied) || unchecked >= PVM_CHECK_BYTES) {
 				unchecked = 0;
 				if (fatal_signal_pending(current)) {
 					err = -EINTR;
@@ -560,10 +598,16 @@ static ssize_t process_vm_rw(pid_t pid, const struct iovec __user *lvec,
 			     unsigned long riovcnt, unsigned long flags,
 			     bool write)
 {
-	struct iovec lstack[UIO_FASTIOV], rstack[UIO_FASTIOV];
+	/*
+	 * Not zero-filled on entry (INIT_STACK_ALL_ZERO): the iovec arrays and
+	 * the iterator are written by import_iovec() and iovec_from_user()
+	 * before anything reads them, and every field of @x is set below.
+	 */
+	struct iovec lstack[UIO_FASTIOV] __uninitialized;
+	struct iovec rstack[UIO_FASTIOV] __uninitialized;
+	struct iov_iter iter __uninitialized;
+	struct pvm_xfer x __uninitialized;
 	struct iovec *liov = lstack, *riov;
-	struct iov_iter iter;
-	struct pvm_xfer x __uninitialized;	/* every field is set below */
 	ssize_t ret;
 
 	if (flags & ~PROCESS_VM_SUPPORTED_FLAGS)
