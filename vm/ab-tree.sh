@@ -44,8 +44,11 @@ sed -e 's/SYSCALL_DEFINE6(process_vm_readv,/SYSCALL_DEFINE6(pvm_ours_readv,/' \
     -e 's/SYSCALL_DEFINE6(process_vm_writev,/SYSCALL_DEFINE6(pvm_ours_writev,/' \
 	"$ROOT/mm/process_vm_access.c" | put mm/process_vm_ours.c
 put include/uapi/linux/process_vm.h <"$ROOT/include/uapi/linux/process_vm.h"
-{ git -C "$BASE" show stock:mm/Makefile; echo 'obj-$(CONFIG_MMU) += process_vm_ours.o'; } |
-	put mm/Makefile
+git -C "$BASE" show stock:mm/Makefile |
+	sed 's/\(process_vm_access\.o\)$/\1 process_vm_ours.o/' | put mm/Makefile
+grep -q 'process_vm_access\.o process_vm_ours\.o$' "$src/mm/Makefile" ||
+	die "ab-tree: mm/Makefile has no process_vm_access.o line to extend"
+
 { git -C "$BASE" show stock:arch/x86/entry/syscalls/syscall_64.tbl
   printf '470\t64\tpvm_ours_readv\t\tsys_pvm_ours_readv\n'
   printf '471\t64\tpvm_ours_writev\t\tsys_pvm_ours_writev\n'; } |
