@@ -10,7 +10,7 @@ BUILD ?= $(CURDIR)/build
 export BUILD
 
 .PHONY: all run check deps base series series-check series-apply kernel \
-	kernel-stock selftests demo vm-shell bench bench-vm bench-uml bench-ab bench-ab-uml \
+	kernel-stock selftests demo vm-shell bench bench-vm bench-uml bench-ab bench-ab-uml icount \
 	check-debug check-uml \
 	clean help
 
@@ -75,6 +75,10 @@ bench-ab: deps
 
 bench-ab-uml: deps
 	@vm/bench-ab.sh --uml
+
+# Guest instructions per call, ours against mainline (gdb single-steps).
+icount: deps
+	@vm/icount.sh
 
 bench: deps
 	@$(MAKE) -C bench bench O=$(BUILD)/bench-native

@@ -1,0 +1,172 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# vm/icount.sh [SIZES]: guest instructions per call, mainline (A) against
+# ours (B), in the A/B kernel (vm/ab-tree.sh).  SIZES defaults to
+# 4K,64K,256K (one remote element, 4 KiB pages).
+#
+# Timing under TCG mixes our code's cost with the emulator's own (its
+# translation-block jump cache, for one, depends on code addresses).
+# This counts instead: the VM waits for gdb; gdb stops at the syscall's
+# entry on each of the last two of twenty calls per side (bench/icount.c;
+# by then the pages and the LRU lists are in a steady state), single-steps
+# it to its return, and keeps the smaller count of the two.  A rep-prefixed string instruction counts once, and
+# its iterations (bytes or words moved) go in their own column.  The
+# figures are exact and repeat from run to run; they say what the guest
+# CPU executes, not how long it takes on hardware.
+#
+# Output: a table, then for each cell the kernel functions whose counts
+# differ most between A and B.  Files: $B/icount/.  Takes a few minutes
+# (gdb steps a few thousand instructions a second).
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+sizes=${1:-4K,64K,256K}
+rounds=20
+out=$B/icount
+need gdb
+rm -rf "$out"
+mkdir -p "$out"
+
+"$ROOT/vm/build.sh" ab >/dev/null
+"$ROOT/vm/userspace.sh" bench
+obj=$B/obj-ab
+port=$((20000 + $$ % 20000))
+
+# bytes SIZE: 4K -> 4096
+bytes() {
+	case $1 in
+	*[Kk]) echo $((${1%?} << 10)) ;;
+	*[Mm]) echo $((${1%?} << 20)) ;;
+	*) echo "$1" ;;
+	esac
+}
+
+# The gdb script: one trace per cell and side, in cma-icount's order.
+{
+	cat <<EOF
+set pagination off
+set confirm off
+set height 0
+set tcp connect-timeout 120
+target remote 127.0.0.1:$port
+define pvm_trace
+  set \$ic_ret = *(unsigned long *)\$sp
+  set \$ic_sp = \$sp
+  set \$ic_n = 0
+  set \$ic_rep = 0
+  while \$pc != \$ic_ret || \$sp <= \$ic_sp
+    printf "PC %016lx\n", \$pc
+    set \$ic_n = \$ic_n + 1
+    set \$ic_b0 = *(unsigned char *)\$pc
+    set \$ic_b1 = *(unsigned char *)(\$pc + 1)
+    set \$ic_len = 2
+    if \$ic_b1 == 0x48
+      set \$ic_b1 = *(unsigned char *)(\$pc + 2)
+      set \$ic_len = 3
+    end
+    if \$ic_b0 == 0xf3 && \$ic_b1 >= 0xa4 && \$ic_b1 <= 0xab && \$ic_b1 != 0xa8 && \$ic_b1 != 0xa9
+      set \$ic_rep = \$ic_rep + \$rcx
+      thbreak *(\$pc + \$ic_len)
+      continue
+    else
+      stepi
+    end
+  end
+  printf "ICOUNT %d %d\n", \$ic_n, \$ic_rep
+end
+EOF
+	for s in ${sizes//,/ }; do
+		for call in readv writev; do
+			skip=$((rounds - 2))
+			# cma-icount runs A B in the next-to-last round, B A in the last (rounds is even).
+			for k in 1 2; do
+				sides="A B"
+				[ $k = 1 ] || sides="B A"
+				for side in $sides; do
+					fn=__x64_sys_pvm_ours_$call
+					[ $side = B ] || fn=__x64_sys_process_vm_$call
+					cat <<EOF
+hbreak $fn
+ignore \$bpnum $skip
+continue
+delete
+printf "CELL $call $(bytes "$s") $side $k\n"
+pvm_trace
+EOF
+					skip=0
+				done
+			done
+		done
+	done
+	echo detach
+} >"$out/trace.gdb"
+
+stage "icount: booting the A/B kernel, waiting for gdb on port $port"
+VM_QEMU_ARGS="-gdb tcp:127.0.0.1:$port -S" "$ROOT/vm/run" --kernel ab --smp 1 \
+	--append nokaslr --timeout 3000 --add "$B/add/bench" -- \
+	/bench/cma-icount -s "$sizes" -r "$rounds" >"$out/vm.log" 2>&1 &
+vm=$!
+gdb -q -batch -nx -x "$out/trace.gdb" "$obj/vmlinux" >"$out/gdb.log" 2>&1 || {
+	kill "$vm" 2>/dev/null
+	die "icount: gdb failed (see $out/gdb.log)"
+}
+wait "$vm" || die "icount: the VM run failed (see $out/vm.log)"
+grep -q '^ICOUNT' "$out/gdb.log" || die "icount: no trace in $out/gdb.log"
+
+# Split the log into one PC list per cell and side.
+awk -v dir="$out" '
+	/^CELL / { f = dir "/pc-" $2 "-" $3 "-" $4 "-" $5; next }
+	/^PC / && f { print $2 > f; next }
+	/^ICOUNT / && f { print $2, $3 > (f ".n"); close(f); f = ""; }
+' "$out/gdb.log"
+
+# Of the two traces of each side, keep the one with fewer instructions: a
+# timer interrupt or an LRU batch drain only ever adds to a call.
+for f in "$out"/pc-*-1; do
+	f=${f%-1}
+	read -r n1 _ <"$f-1.n"
+	read -r n2 _ <"$f-2.n"
+	k=1
+	[ "$n2" -ge "$n1" ] || k=2
+	mv "$f-$k" "$f"
+	mv "$f-$k.n" "$f.n"
+done
+
+# funcs PCFILE: instructions per function, from System.map's text symbols.
+funcs() {
+	{ awk '$2 ~ /^[tTwW]$/ { print $1, 0, $3 }' "$obj/System.map"
+	  awk '{ print $1, 1 }' "$1"; } | LC_ALL=C sort -k1,1 -k2,2n |
+		awk '$2 == 0 { cur = $3; next } { n[cur]++ }
+		     END { for (f in n) print f, n[f] }' | LC_ALL=C sort
+}
+
+echo "== Guest instructions per call, one remote element, 4 KiB pages (A = mainline, B = ours) =="
+printf '%-7s %9s | %10s %10s %7s | %12s %12s\n' call size "A instr" "B instr" "B/A" \
+	"A rep iter" "B rep iter"
+for s in ${sizes//,/ }; do
+	n=$(bytes "$s")
+	for call in readv writev; do
+		read -r ai ar <"$out/pc-$call-$n-A.n"
+		read -r bi br <"$out/pc-$call-$n-B.n"
+		awk -v c="$call" -v s="$s" -v ai="$ai" -v bi="$bi" -v ar="$ar" -v br="$br" \
+			'BEGIN { printf "%-7s %9s | %10d %10d %7.3f | %12d %12d\n",
+				 c, s, ai, bi, bi / ai, ar, br }'
+	done
+done
+echo "(instr: instructions executed from syscall entry to return, a rep-prefixed"
+echo " instruction counted once; rep iter: its iterations, i.e. bytes or words moved;"
+echo " the copy itself is the same rep movsb in both)"
+echo
+echo "== Where they differ: functions with the largest |B - A| =="
+for s in ${sizes//,/ }; do
+	n=$(bytes "$s")
+	for call in readv writev; do
+		funcs "$out/pc-$call-$n-A" >"$out/fn-$call-$n-A"
+		funcs "$out/pc-$call-$n-B" >"$out/fn-$call-$n-B"
+		echo "-- $call $s"
+		join -a 1 -a 2 -e 0 -o 0,1.2,2.2 "$out/fn-$call-$n-A" "$out/fn-$call-$n-B" |
+			awk '{ d = $3 - $2; if (d) printf "%d %8d %8d %+8d  %s\n", d < 0 ? -d : d, $2, $3, d, $1 }' |
+			sort -k1,1nr | cut -d' ' -f2- | head -n 8
+	done
+done
