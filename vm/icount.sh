@@ -85,7 +85,7 @@ EOF
 				[ $k = 1 ] || sides="B A"
 				for side in $sides; do
 					fn=__x64_sys_pvm_ours_$call
-					[ $side = B ] || fn=__x64_sys_process_vm_$call
+					[ "$side" = B ] || fn=__x64_sys_process_vm_$call
 					cat <<EOF
 hbreak $fn
 ignore \$bpnum $skip
