@@ -168,6 +168,25 @@ TEST_F(basic, gather_scatter_nxm)
 	cma_xfer_expect(_metadata, &self->t, variant->write, lsum);
 }
 
+/*
+ * Remote elements of growing size, pages apart: each wants a larger window
+ * of pinned pages than the one before (a few, tens, hundreds, then more
+ * than one window holds), so the kernel's page array is replaced by larger
+ * ones in the middle of the call.
+ */
+TEST_F(basic, growing_windows)
+{
+	size_t p = self->page;
+	const size_t rl[] = { 3 * p + 1, 40 * p - 7, 100 * p + 9, 300 * p, 700 * p + 5 };
+	struct cma_xfer *x = self->x;
+	size_t sum;
+
+	ASSERT_EQ(0, cma_xfer_setup(&self->t, 1150 * p, 1160 * p, CMA_ANON));
+	sum = lay_out(x, false, rl, ARRAY_SIZE(rl), 5, 2 * p + 3);
+	cma_liov(x, MARGIN, sum);
+	cma_xfer_expect(_metadata, &self->t, variant->write, sum);
+}
+
 /* The local side asks for more than the remote side has: the smaller total moves. */
 TEST_F(basic, local_longer)
 {
