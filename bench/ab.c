@@ -20,7 +20,9 @@
  * buffers (so no copy-on-write sharing is involved) and waits.  Every
  * cell's bytes are checked after its samples, for A and for B.
  *
- * Output: a table, and with --csv FILE one line per cell.
+ * Output: a table, and with --csv FILE one line per cell.  With --calls N
+ * it times nothing: per cell it checks both sides and makes N pairs of
+ * single calls, for vm/icount.sh to count the instructions of under gdb.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -70,6 +72,7 @@ static struct {
 	int dir_read, dir_write;
 	int shapes;		/* run the gather and vector cells */
 	unsigned pairs;
+	unsigned calls;		/* --calls: untimed rounds for vm/icount.sh */
 	double target_ms;
 	FILE *csv;
 } opt;
@@ -305,6 +308,40 @@ static const char *fmt_size(size_t v)
 	return b;
 }
 
+/* Pair p: A then B when p is even, B then A when it is odd. */
+static void pair(struct cell *c, pid_t pid, unsigned n, unsigned p, double *ta, double *tb)
+{
+	if (p & 1) {
+		*tb = sample(&opt.b, pid, c, n);
+		*ta = sample(&opt.a, pid, c, n);
+	} else {
+		*ta = sample(&opt.a, pid, c, n);
+		*tb = sample(&opt.b, pid, c, n);
+	}
+}
+
+/*
+ * --calls N: check both sides, then N untimed pairs of single calls.
+ * vm/icount.sh traces the last two pairs under gdb and counts on this
+ * order: before the pairs, each side's own syscall runs exactly once (in
+ * its check; a writev check reads back with A's readv).  Alternating the
+ * order matters there: every second touch of a page that is not yet
+ * active asks for its activation, so with A always first, B would pay.
+ */
+static void run_calls(struct cell *c, pid_t pid)
+{
+	double ta, tb;
+	unsigned p;
+
+	check(&opt.b, pid, c, 101);
+	check(&opt.a, pid, c, 102);
+	for (p = 0; p < opt.calls; p++)
+		pair(c, pid, 1, p, &ta, &tb);
+	printf("%-6s %-6s %-3s %6s | %u pairs of calls\n", c->write ? "writev" : "readv",
+	       shape_name[c->shape], c->huge ? "thp" : "4k", fmt_size(c->size), opt.calls);
+	fflush(stdout);
+}
+
 static void run_cell(struct cell *c, pid_t pid)
 {
 	double ta[MAX_PAIRS], tb[MAX_PAIRS], ratio[MAX_PAIRS];
@@ -326,13 +363,7 @@ static void run_cell(struct cell *c, pid_t pid)
 		n = 1;
 
 	for (p = 0; p < opt.pairs; p++) {
-		if (p & 1) {
-			tb[p] = sample(&opt.b, pid, c, n);
-			ta[p] = sample(&opt.a, pid, c, n);
-		} else {
-			ta[p] = sample(&opt.a, pid, c, n);
-			tb[p] = sample(&opt.b, pid, c, n);
-		}
+		pair(c, pid, n, p, &ta[p], &tb[p]);
 		ratio[p] = ta[p] / tb[p];
 		won += tb[p] < ta[p];
 	}
@@ -392,13 +423,17 @@ static void usage(void)
 "  -G              no gather and vector cells\n"
 "  -n PAIRS        sample pairs per cell, odd, 5..%d (default 15)\n"
 "  -t MS           length of one sample (default 20)\n"
-"  --csv FILE      one line per cell\n", MAX_PAIRS);
+"  --csv FILE      one line per cell\n"
+"  --calls N       no timing: per cell, check both sides, then N pairs of\n"
+"                  single calls, A first in even pairs (for vm/icount.sh)\n", MAX_PAIRS);
 	exit(2);
 }
 
 int main(int argc, char **argv)
 {
-	static const struct option lo[] = { { "csv", 1, 0, 'c' }, { 0, 0, 0, 0 } };
+	static const struct option lo[] = {
+		{ "csv", 1, 0, 'c' }, { "calls", 1, 0, 'C' }, { 0, 0, 0, 0 }
+	};
 	char sizes[] = "4K,64K,256K,1M,4M,16M";
 	static struct cell cell;
 	struct cell *c = &cell;
@@ -433,6 +468,7 @@ int main(int argc, char **argv)
 		case 'G': opt.shapes = 0; break;
 		case 'n': opt.pairs = atoi(optarg); break;
 		case 't': opt.target_ms = atof(optarg); break;
+		case 'C': opt.calls = atoi(optarg); break;
 		case 'c':
 			opt.csv = fopen(optarg, "w");
 			if (!opt.csv)
@@ -468,13 +504,17 @@ int main(int argc, char **argv)
 	printf("cma-ab: A = syscalls %ld/%ld, B = syscalls %ld/%ld%s\n", opt.a.nr[0], opt.a.nr[1],
 	       opt.b.nr[0], opt.b.nr[1],
 	       opt.a.nr[0] == opt.b.nr[0] ? " (A/A control: both sides the same code)" : "");
-	printf("  %u pairs of samples per cell, ~%.0f ms a sample, A and B alternating first;\n"
-	       "  target AnonHugePages %ld kB, caller %ld kB\n", opt.pairs, opt.target_ms,
-	       tb.thp_kb, anon_huge_kb());
-	printf("  A/B = time(A) / time(B), median over the pairs [quartiles]; above 1: B faster\n"
-	       "  won = pairs in which B was faster\n\n");
-	printf("%-6s %-6s %-3s %6s | %10s %10s | %6s  %-13s %s\n", "call", "shape", "pg",
-	       "size", "A us/call", "B us/call", "A/B", "[q1 q3]", "won");
+	if (opt.calls) {
+		printf("  --calls %u: no timing, only calls\n", opt.calls);
+	} else {
+		printf("  %u pairs of samples per cell, ~%.0f ms a sample, A and B alternating first;\n"
+		       "  target AnonHugePages %ld kB, caller %ld kB\n", opt.pairs, opt.target_ms,
+		       tb.thp_kb, anon_huge_kb());
+		printf("  A/B = time(A) / time(B), median over the pairs [quartiles]; above 1: B faster\n"
+		       "  won = pairs in which B was faster\n\n");
+		printf("%-6s %-6s %-3s %6s | %10s %10s | %6s  %-13s %s\n", "call", "shape", "pg",
+		       "size", "A us/call", "B us/call", "A/B", "[q1 q3]", "won");
+	}
 	if (opt.csv)
 		fprintf(opt.csv, "call,shape,pages,size,calls_per_sample,a_us,b_us,"
 			"ratio_median,ratio_q1,ratio_q3,b_won,pairs\n");
@@ -495,7 +535,7 @@ int main(int argc, char **argv)
 				if (dir)
 					fill(c->local, c->size, 1 + i);
 				layout(c, 1);
-				run_cell(c, tb.pid);
+				(opt.calls ? run_calls : run_cell)(c, tb.pid);
 			}
 			if (!opt.shapes || huge)
 				continue;
@@ -509,7 +549,7 @@ int main(int argc, char **argv)
 				if (dir)
 					fill(c->local, c->size, 7 + i);
 				layout(c, 1);
-				run_cell(c, tb.pid);
+				(opt.calls ? run_calls : run_cell)(c, tb.pid);
 			}
 		}
 	}
