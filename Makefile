@@ -4,6 +4,7 @@
 #   make run      build everything, boot the VM, run the demo and a short bench
 #   make check    all tests: series checks, builds, kselftests in the VM and
 #                 natively, the log gate; ends with "N passed, N failed"
+#   make check-fresh  make run and make check in a fresh Debian 12 root
 # Build output goes to build/ (override with BUILD=dir).
 
 BUILD ?= $(CURDIR)/build
@@ -11,13 +12,13 @@ export BUILD
 
 .PHONY: all run check deps base series series-check series-apply kernel \
 	kernel-stock selftests demo vm-shell bench bench-vm bench-uml bench-ab bench-ab-uml icount \
-	check-debug check-uml \
+	check-debug check-uml check-fresh \
 	clean help
 
 all: kernel
 
 help:
-	@sed -n '3,8p' Makefile
+	@sed -n '3,9p' Makefile
 
 deps:
 	@vm/deps.sh
@@ -56,6 +57,11 @@ run: deps
 
 check: deps
 	@vm/check.sh
+
+# The README's two commands on a fresh machine: a Debian 12 minbase root
+# with only git and make, a clone of HEAD (vm/check-fresh.sh).
+check-fresh:
+	@vm/check-fresh.sh
 
 check-debug: deps series-apply
 	@vm/check-debug.sh

@@ -1,0 +1,181 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# make check-fresh: the README's two commands on a fresh Debian 12 machine.
+# Builds a pristine Debian 12 (bookworm) minbase root with debootstrap,
+# adding only git, make and ca-certificates; clones the committed HEAD of
+# this repository into it as /root/project; and runs `make run`, then
+# `make check` there as root, as a newcomer would.  Prints one line per
+# command with its status and wall time, and fails if either fails.
+#
+# Shared with the host, so that nothing is compiled or downloaded twice:
+# the ccache ($CCACHE_DIR, mounted at the newcomer's default
+# /root/.cache/cma-ccache) and apt's .deb cache (/var/cache/apt/archives).
+# Everything else (installed packages, base tree, series, kernels' object
+# trees, initramfs) starts from nothing.  The mirror and suites come from
+# the host's own apt sources, read at run time.
+#
+# The pristine root is kept as a tarball in $B/fresh (rebuilt when the
+# mirror changes or it is older than FRESH_MAX_DAYS, default 14); every
+# run unpacks a new copy, so no root that a project command ran in is
+# ever reused.  The last run's root stays in $B/fresh/root for a look at
+# its logs (/root/project/build/check) until the next run.  The mounts
+# live in a private mount namespace (unshare): they never show on the
+# host, and vanish when the run ends, however it ends.
+#   FRESH_CMDS="run check"   the make targets to run (default both)
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+SUITE=bookworm
+INCLUDE=git,make,ca-certificates
+F=$B/fresh
+root=$F/root
+inside_ccache=/root/.cache/cma-ccache
+apt_cache=/var/cache/apt/archives
+
+# mounts_under DIR: the host's mount points at or below DIR.
+mounts_under() {
+	awk -v d="$1" '$5 == d || index($5, d "/") == 1 { print $5 }' /proc/self/mountinfo
+}
+
+# Second half, in a private mount namespace (see the end of this file):
+# mount, chroot, run the commands.
+if [ "${1:-}" = --inside ]; then
+	# shellcheck disable=SC2317 # called by the trap
+	cleanup() {
+		local p
+		# Whatever still runs in the root (a VM, a build) is ours.
+		for p in /proc/[0-9]*; do
+			[ "$(readlink "$p/root" 2>/dev/null)" = "$root" ] && kill -9 "${p#/proc/}" 2>/dev/null
+		done
+		for p in $(mounts_under "$root" | sort -r); do
+			umount -l "$p" 2>/dev/null || true
+		done
+	}
+	trap cleanup EXIT
+	trap 'exit 130' INT TERM
+	mount -t proc proc "$root/proc"
+	mount -t sysfs sysfs "$root/sys"
+	mount --bind /dev "$root/dev"
+	mount -t devpts -o newinstance,ptmxmode=0666,mode=620 devpts "$root/dev/pts"
+	mount -t tmpfs -o mode=1777 shm "$root/dev/shm"
+	mkdir -p "$root$inside_ccache"
+	mount --bind "$CCACHE_DIR" "$root$inside_ccache"
+	mount --bind "$apt_cache" "$root$apt_cache"
+	env=(HOME=/root PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin)
+	[ -z "${CI:-}" ] || env+=("CI=$CI")
+	fails=0
+	for cmd in ${FRESH_CMDS:-run check}; do
+		t0=$(date +%s)
+		rc=0
+		# In the background, so that a signal ends the wait at once.
+		chroot "$root" /usr/bin/env -i "${env[@]}" /bin/bash -c "cd /root/project && make $cmd" \
+			</dev/null >"$F/make-$cmd.log" 2>&1 &
+		wait $! || rc=$?
+		t=$(($(date +%s) - t0))
+		if [ $rc -eq 0 ]; then
+			printf 'PASS fresh root: make %-6s %5ss  (%dm%02ds)\n' "$cmd" $t $((t / 60)) $((t % 60))
+		else
+			fails=$((fails + 1))
+			printf 'FAIL fresh root: make %-6s %5ss  exit %d (log: %s)\n' "$cmd" $t $rc "$F/make-$cmd.log"
+			tail -n 25 "$F/make-$cmd.log" | sed 's/^/     /'
+		fi
+		case $cmd in
+		run) grep -E '^demo:' "$F/make-$cmd.log" | sed 's/^/     /' || true ;;
+		check) grep -E '^[0-9]+ passed, [0-9]+ failed' "$F/make-$cmd.log" | sed 's/^/     /' || true ;;
+		esac
+	done
+	exit $fails
+fi
+
+need debootstrap git
+for c in unshare chroot mount; do
+	command -v $c >/dev/null || die "check-fresh: $c not found"
+done
+[ "$(id -u)" = 0 ] || die "check-fresh: run as root (debootstrap, chroot and mounts)"
+
+# The host's enabled apt sources of type deb, one "URI SUITE COMPONENT..."
+# line each, from one-line (.list) and deb822 (.sources) files.
+host_sources() {
+	local f
+	for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+		[ -f "$f" ] || continue
+		sed -e 's/#.*//' -e 's/\[[^]]*\]//' "$f" |
+			awk '$1 == "deb" && NF >= 4 { $1 = ""; sub(/^ +/, ""); print }'
+	done
+	for f in /etc/apt/sources.list.d/*.sources; do
+		[ -f "$f" ] || continue
+		awk '
+		function flush(   n, m, i, j, U, S) {
+			if (types ~ /(^|[ \t])deb([ \t]|$)/ && tolower(enabled) != "no") {
+				n = split(uris, U); m = split(suites, S)
+				for (i = 1; i <= n; i++)
+					for (j = 1; j <= m; j++)
+						print U[i], S[j], comps
+			}
+			types = uris = suites = comps = enabled = ""
+		}
+		/^#/ { next }
+		/^[ \t]*$/ { flush(); next }
+		/^[^ \t][^:]*:/ {
+			i = index($0, ":")
+			key = tolower(substr($0, 1, i - 1)); val = substr($0, i + 1)
+			gsub(/^[ \t]+/, "", val); gsub(/[ \t]+$/, "", val)
+			if (key == "types") types = val
+			else if (key == "uris") uris = val
+			else if (key == "suites") suites = val
+			else if (key == "components") comps = val
+			else if (key == "enabled") enabled = val
+		}
+		END { flush() }' "$f"
+	done
+}
+# Debian 12's suites among them: bookworm, bookworm-updates, -security...
+sources=$(host_sources | awk -v s="$SUITE" '$2 == s || index($2, s "-") == 1' | awk '!seen[$0]++')
+mirror=$(echo "$sources" | awk -v s="$SUITE" '$2 == s { print $1; exit }')
+[ -n "$mirror" ] || die "check-fresh: the host's apt sources have no '$SUITE' entry to take a mirror from"
+
+mkdir -p "$F" "$CCACHE_DIR" "$apt_cache"
+[ -z "$(mounts_under "$root")" ] || die "check-fresh: something is mounted under $root: $(mounts_under "$root")"
+
+# The pristine root, as a tarball: made once, unpacked fresh every run.
+tarball=$F/pristine.tar
+key="$SUITE $INCLUDE $mirror $(dpkg-query -W -f='${Version}' debootstrap)"
+if [ ! -f "$tarball" ] || [ "$(cat "$tarball.key" 2>/dev/null)" != "$key" ] ||
+   [ -n "$(find "$tarball" -mtime +"${FRESH_MAX_DAYS:-14}")" ]; then
+	stage "check-fresh: debootstrap $SUITE (minbase + $INCLUDE)"
+	t0=$(date +%s)
+	rm -rf "$F/debootstrap" "$tarball" "$tarball.key"
+	debootstrap --variant=minbase --include="$INCLUDE" --cache-dir="$apt_cache" \
+		"$SUITE" "$F/debootstrap" "$mirror" >"$F/debootstrap.log" 2>&1 ||
+		die "check-fresh: debootstrap failed (see $F/debootstrap.log)"
+	tar --numeric-owner -C "$F/debootstrap" -cf "$tarball.tmp" .
+	mv "$tarball.tmp" "$tarball"
+	echo "$key" >"$tarball.key"
+	rm -rf "$F/debootstrap"
+	stage "check-fresh: pristine root made in $(($(date +%s) - t0))s"
+fi
+
+rm -rf "$root"
+mkdir -p "$root"
+tar --numeric-owner -C "$root" -xf "$tarball"
+# The machine's network and package sources, as a fresh install has them.
+cp /etc/resolv.conf "$root/etc/resolv.conf"
+echo "$sources" | awk '{ print "deb", $0 }' >"$root/etc/apt/sources.list"
+git clone -q --no-hardlinks "$ROOT" "$root/root/project" || die "check-fresh: git clone of $ROOT failed"
+head=$(git -C "$root/root/project" log -1 --format='%h %s')
+[ -z "$(git -C "$ROOT" status --porcelain --untracked-files=no)" ] ||
+	stage "check-fresh: the work tree has uncommitted changes; testing the committed HEAD only"
+stage "check-fresh: $head, in a fresh $SUITE minbase root ($(echo "$sources" | awk '{ print $2 }' | paste -sd' '))"
+
+rc=0
+unshare --mount --propagation private "$0" --inside &
+inner=$!
+trap 'kill -TERM "$inner" 2>/dev/null; wait "$inner"; exit 130' INT TERM
+wait "$inner" || rc=$?
+trap - INT TERM
+[ -z "$(mounts_under "$root")" ] || die "check-fresh: mounts left under $root: $(mounts_under "$root")"
+n=$(echo "${FRESH_CMDS:-run check}" | wc -w)
+[ $rc -le "$n" ] || die "check-fresh: stopped (exit $rc)"
+echo "check-fresh: $((n - rc)) passed, $rc failed"
+[ $rc -eq 0 ]
