@@ -257,10 +257,10 @@ static int pvm_pin(struct pvm_xfer *x, unsigned long first, unsigned long want,
 	if (want > x->max_pages) {
 		/* A smaller window that still holds @cur, near its start. */
 		first = cur - min(cur - first, x->max_pages / 4);
-		want = min(x->max_pages, end - first);
+		end = first + min(x->max_pages, end - first);
 	}
 	before = cur - first;
-	mid = min(own, want - before);
+	mid = min(own, end - cur);
 
 	if (x->nowait) {
 		if (!mmap_read_trylock(x->mm))
@@ -281,9 +281,10 @@ static int pvm_pin(struct pvm_xfer *x, unsigned long first, unsigned long want,
 	}
 	got = pin_user_pages_remote(x->mm, cur << PAGE_SHIFT, mid, x->gup_flags,
 				    x->pages + before, &locked);
-	if (got == mid && locked && before + mid < want) {
+	/* The window ends at @end even when it no longer starts at @first. */
+	if (got == mid && locked && cur + mid < end) {
 		more = pin_user_pages_remote(x->mm, (cur + mid) << PAGE_SHIFT,
-					     want - before - mid, spec,
+					     end - cur - mid, spec,
 					     x->pages + before + mid, NULL);
 		if (more > 0)
 			got += more;
