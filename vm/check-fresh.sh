@@ -15,10 +15,11 @@
 # trees, initramfs) starts from nothing.  The mirror and suites come from
 # the host's own apt sources, read at run time.
 #
-# The pristine root is kept as a tarball in $B/fresh (rebuilt when the
-# mirror changes or it is older than FRESH_MAX_DAYS, default 14); every
-# run unpacks a new copy, so no root that a project command ran in is
-# ever reused.  The last run's root stays in $B/fresh/root for a look at
+# The pristine root is kept as a tarball beside the ccache, in
+# $FRESH_CACHE (default ~/.cache/cma-fresh), so that a new clone (CI)
+# need not debootstrap again; it is made again when the mirror changes or
+# it is older than FRESH_MAX_DAYS (default 14).  No project command ever
+# runs in it: every run unpacks a new copy.  The last run's root stays in $B/fresh/root for a look at
 # its logs (/root/project/build/check) until the next run.  The mounts
 # live in a private mount namespace (unshare): they never show on the
 # host, and vanish when the run ends, however it ends.
@@ -29,6 +30,7 @@ set -euo pipefail
 SUITE=bookworm
 INCLUDE=git,make,ca-certificates
 F=$B/fresh
+FRESH_CACHE=${FRESH_CACHE:-$HOME/.cache/cma-fresh}
 root=$F/root
 inside_ccache=/root/.cache/cma-ccache
 apt_cache=/var/cache/apt/archives
@@ -135,11 +137,11 @@ sources=$(host_sources | awk -v s="$SUITE" '$2 == s || index($2, s "-") == 1' | 
 mirror=$(echo "$sources" | awk -v s="$SUITE" '$2 == s { print $1; exit }')
 [ -n "$mirror" ] || die "check-fresh: the host's apt sources have no '$SUITE' entry to take a mirror from"
 
-mkdir -p "$F" "$CCACHE_DIR" "$apt_cache"
+mkdir -p "$F" "$FRESH_CACHE" "$CCACHE_DIR" "$apt_cache"
 [ -z "$(mounts_under "$root")" ] || die "check-fresh: something is mounted under $root: $(mounts_under "$root")"
 
 # The pristine root, as a tarball: made once, unpacked fresh every run.
-tarball=$F/pristine.tar
+tarball=$FRESH_CACHE/$SUITE-minbase.tar
 key="$SUITE $INCLUDE $mirror $(dpkg-query -W -f='${Version}' debootstrap)"
 if [ ! -f "$tarball" ] || [ "$(cat "$tarball.key" 2>/dev/null)" != "$key" ] ||
    [ -n "$(find "$tarball" -mtime +"${FRESH_MAX_DAYS:-14}")" ]; then
@@ -171,7 +173,7 @@ stage "check-fresh: $head, in a fresh $SUITE minbase root ($(echo "$sources" | a
 rc=0
 unshare --mount --propagation private "$0" --inside &
 inner=$!
-trap 'kill -TERM "$inner" 2>/dev/null; wait "$inner"; exit 130' INT TERM
+trap 'kill -TERM "$inner" 2>/dev/null; wait "$inner"; die "check-fresh: interrupted"' INT TERM
 wait "$inner" || rc=$?
 trap - INT TERM
 [ -z "$(mounts_under "$root")" ] || die "check-fresh: mounts left under $root: $(mounts_under "$root")"
