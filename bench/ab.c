@@ -20,6 +20,26 @@
  * buffers (so no copy-on-write sharing is involved) and waits.  Every
  * cell's bytes are checked after its samples, for A and for B.
  *
+ * Cells: `one` is a single element of each -s size; the shape cells
+ * (-S, -e) are -e remote elements (default 1024, IOV_MAX) laid out in the
+ * target's 4 KiB-page arena (at least 16 MiB) from a fixed seed, against
+ * one contiguous local buffer:
+ *   gather  64 B elements in 16 pages (1024 slots, spread evenly), shuffled
+ *   vector  64 B elements at a 128 B stride, in order
+ *   s8k     one 64 B element per page at an 8 KiB stride, in order (an MPI
+ *           matrix column)
+ *   s4k64   64 B elements at a 4 KiB + 64 B stride
+ *   sparse  64 B elements over 300 pages, every other page (a 600-page
+ *           span), shuffled
+ *   alt2    alternating between two pages two apart, the offset in each
+ *           cycling through its 64 slots (so slots repeat past 128 elements)
+ *   rev     one 64 B element per page, pages in reverse order
+ *   mix     64 B elements, each with probability 1/2 on one of 16 "near"
+ *           pages, else on a random page of the rest of a 16 MiB arena;
+ *           random order (elements may repeat)
+ *   1byte   1-byte elements, consecutive bytes
+ * gather and vector at 1024 elements are the layouts of the earlier runs.
+ *
  * Output: a table, and with --csv FILE one line per cell.  With --calls N
  * it times nothing: per cell it checks both sides and makes N pairs of
  * single calls, for vm/icount.sh to count the instructions of under gdb.
@@ -51,13 +71,21 @@
 #endif
 
 #define HUGE		(2UL << 20)
-#define NSEG		1024	/* elements of a gather: IOV_MAX */
+#define PAGE		4096UL
+#define NSEG		1024	/* elements of a shape cell at most: IOV_MAX */
 #define SEGLEN		64
+#define ARENA		(16UL << 20)	/* the shape cells' remote arena, at least */
 #define MAX_PAIRS	101
 #define MAX_SIZES	16
 
-enum shape { SH_ONE, SH_GATHER, SH_VECTOR, SH_NR };
-static const char *const shape_name[SH_NR] = { "one", "gather", "vector" };
+enum shape {
+	SH_ONE, SH_GATHER, SH_VECTOR, SH_S8K, SH_S4K64, SH_SPARSE, SH_ALT2, SH_REV,
+	SH_MIX, SH_1BYTE, SH_NR
+};
+/* at most 6 characters: the table's column */
+static const char *const shape_name[SH_NR] = {
+	"one", "gather", "vector", "s8k", "s4k64", "sparse", "alt2", "rev", "mix", "1byte"
+};
 
 struct side {
 	long nr[2];		/* readv, writev */
@@ -70,7 +98,9 @@ static struct {
 	unsigned nsizes;
 	int pages_4k, pages_thp;
 	int dir_read, dir_write;
-	int shapes;		/* run the gather and vector cells */
+	enum shape shapes[SH_NR];	/* the shape cells to run, in this order */
+	unsigned nshapes;
+	unsigned elems;		/* remote elements of a shape cell */
 	unsigned pairs;
 	unsigned calls;		/* --calls: untimed rounds for vm/icount.sh */
 	double target_ms;
@@ -80,8 +110,8 @@ static struct {
 /* The target's buffers, as the child published them. */
 struct target_bufs {
 	pid_t pid;
-	char *small;		/* 4 KiB pages */
-	char *huge;		/* THP (if the kernel gives any) */
+	char *small;		/* 4 KiB pages, small_len bytes */
+	char *huge;		/* THP (if the kernel gives any), max_size() bytes */
 	long thp_kb;		/* AnonHugePages of the child after setup */
 };
 
@@ -115,6 +145,14 @@ static size_t max_size(void)
 		if (opt.sizes[i] > m)
 			m = opt.sizes[i];
 	return (m + HUGE - 1) & ~(HUGE - 1);
+}
+
+/* The target's 4 KiB-page region: room for every shape cell's layout. */
+static size_t small_len(void)
+{
+	size_t m = max_size();
+
+	return opt.nshapes && m < ARENA ? ARENA : m;
 }
 
 static char *region(size_t len, int huge)
@@ -154,8 +192,8 @@ static void target(int wfd, size_t len)
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	t.pid = getpid();
-	t.small = region(len, 0);
-	fill(t.small, len, 0);
+	t.small = region(small_len(), 0);
+	fill(t.small, small_len(), 0);
 	t.huge = NULL;
 	if (opt.pages_thp) {
 		t.huge = region(len, 1);
@@ -177,34 +215,106 @@ struct cell {
 	char *local;
 	struct iovec liov[NSEG], riov[NSEG];
 	unsigned nl, nr;
+	size_t lo, hi;		/* the remote span: offsets from remote */
 };
 
-/* Lay out the iovecs of a cell: the element lists sit on the remote side. */
-static void layout(struct cell *c, unsigned seed)
+/* xorshift64*: the same layouts from a seed with any libc */
+static uint64_t rnd_state;
+
+static unsigned rnd(unsigned n)
+{
+	rnd_state ^= rnd_state >> 12;
+	rnd_state ^= rnd_state << 25;
+	rnd_state ^= rnd_state >> 27;
+	return (unsigned)((rnd_state * 0x2545F4914F6CDD1DULL) >> 32) % n;
+}
+
+static void shuffle(struct iovec *v, unsigned n, int libc)
 {
 	unsigned i;
 
+	for (i = n - 1; i > 0; i--) {
+		unsigned j = libc ? (unsigned)rand() % (i + 1) : rnd(i + 1);
+		struct iovec t = v[i];
+
+		v[i] = v[j];
+		v[j] = t;
+	}
+}
+
+/*
+ * Lay out the iovecs of a cell: the element lists sit on the remote side,
+ * the local side is one buffer.  The size is the sum of the elements.
+ */
+static void layout(struct cell *c, unsigned seed)
+{
+	unsigned i, n = opt.elems;
+	size_t len = c->shape == SH_1BYTE ? 1 : SEGLEN;
+
 	c->nl = c->nr = 1;
+	if (c->shape != SH_ONE)
+		c->size = (size_t)n * len;
 	c->liov[0] = (struct iovec){ c->local, c->size };
 	c->riov[0] = (struct iovec){ c->remote, c->size };
+	c->lo = 0;
+	c->hi = c->size;
 	if (c->shape == SH_ONE)
 		return;
-	c->nr = NSEG;
-	for (i = 0; i < NSEG; i++) {
-		size_t off = c->shape == SH_GATHER ? (size_t)i * SEGLEN : (size_t)i * 2 * SEGLEN;
+	c->nr = n;
+	rnd_state = 0x9E3779B97F4A7C15ULL * (seed + 1);
+	for (i = 0; i < n; i++) {
+		size_t off = 0;
 
-		c->riov[i] = (struct iovec){ c->remote + off, SEGLEN };
-	}
-	if (c->shape == SH_GATHER) {
-		/* shuffle: the elements come in a random order */
-		srand(seed);
-		for (i = NSEG - 1; i > 0; i--) {
-			unsigned j = (unsigned)rand() % (i + 1);
-			struct iovec t = c->riov[i];
-
-			c->riov[i] = c->riov[j];
-			c->riov[j] = t;
+		switch (c->shape) {
+		case SH_GATHER:		/* 1024 slots in 16 pages; at 1024 elements, all */
+			off = (size_t)i * NSEG / n * SEGLEN;
+			break;
+		case SH_VECTOR:
+			off = (size_t)i * 2 * SEGLEN;
+			break;
+		case SH_S8K:
+			off = (size_t)i * 2 * PAGE;
+			break;
+		case SH_S4K64:
+			off = (size_t)i * (PAGE + SEGLEN);
+			break;
+		case SH_SPARSE:		/* page 2k of 600, k = i * 300 / n */
+			off = (size_t)i * 300 / n * 2 * PAGE + (i % (PAGE / SEGLEN)) * SEGLEN;
+			break;
+		case SH_ALT2:		/* pages 0 and 2 in turn, slots in order */
+			off = (i & 1) * 2 * PAGE + (i / 2 % (PAGE / SEGLEN)) * SEGLEN;
+			break;
+		case SH_REV:
+			off = (size_t)(n - 1 - i) * PAGE;
+			break;
+		case SH_MIX:		/* near: pages 0..15; far: 16.. of the arena */
+			if (rnd(2))
+				off = (size_t)rnd(16 * PAGE / SEGLEN) * SEGLEN;
+			else
+				off = (16 + (size_t)rnd(ARENA / PAGE - 16)) * PAGE +
+				      rnd(PAGE / SEGLEN) * SEGLEN;
+			break;
+		case SH_1BYTE:
+			off = i;
+			break;
+		default:
+			die("layout: shape %d", c->shape);
 		}
+		c->riov[i] = (struct iovec){ c->remote + off, len };
+		if (!i || off < c->lo)
+			c->lo = off;
+		if (!i || off + len > c->hi)
+			c->hi = off + len;
+	}
+	if (c->hi > small_len())
+		die("layout: %s needs %zu bytes of the target's %zu", shape_name[c->shape],
+		    c->hi, small_len());
+	if (c->shape == SH_GATHER) {
+		/* the elements come in a random order (libc's, as ever) */
+		srand(seed);
+		shuffle(c->riov, n, 1);
+	} else if (c->shape == SH_SPARSE) {
+		shuffle(c->riov, n, 0);
 	}
 }
 
@@ -230,34 +340,57 @@ static double sample(const struct side *s, pid_t pid, struct cell *c, unsigned n
 	return (now_s() - t0) / n;
 }
 
+/* Read the cell's remote span [lo, hi) into buf with A, one element. */
+static void read_span(pid_t pid, const struct cell *c, char *buf)
+{
+	size_t len = c->hi - c->lo;
+	struct iovec l = { buf, len }, r = { c->remote + c->lo, len };
+
+	memset(buf, 0, len);
+	if (syscall(opt.a.nr[0], pid, &l, 1UL, &r, 1UL, 0UL) != (ssize_t)len)
+		die("check: reading the target's span back failed");
+}
+
 /*
  * Check one implementation on the cell: a readv into a cleared buffer must
  * bring exactly the remote elements; a writev of fresh bytes must leave
- * them in the target, as read back with A.
+ * the target's span as a shadow copy says: the span as read before (with
+ * A), the elements written into it in their order (so a repeated element
+ * ends with its last bytes), read back with A.  That also proves the
+ * bytes between the elements untouched.  A one-element cell needs no
+ * shadow: its span is its element (and its calls stay as they were).
  */
 static void check(const struct side *s, pid_t pid, struct cell *c, unsigned gen)
 {
-	static char *back;
-	size_t done = 0;
+	static char *back, *shadow;
+	size_t done = 0, k;
 	unsigned i;
 
 	if (c->write) {
-		struct cell r = *c;
+		const char *want = c->local;
 
-		if (!back)
-			back = region(max_size(), 0);
+		if (!back) {
+			back = region(small_len(), 0);
+			shadow = region(small_len(), 0);
+		}
 		fill(c->local, c->size, gen);
+		if (c->nr > 1) {
+			read_span(pid, c, shadow);
+			for (i = 0; i < c->nr; i++) {
+				size_t off = (size_t)((char *)c->riov[i].iov_base - c->remote);
+
+				memcpy(shadow + off - c->lo, c->local + done, c->riov[i].iov_len);
+				done += c->riov[i].iov_len;
+			}
+			want = shadow;
+		}
 		if (call(s, pid, c) != (ssize_t)c->size)
 			die("%s: writev failed while checking", s->label);
-		r.write = 0;
-		r.local = back;
-		r.liov[0] = (struct iovec){ back, c->size };
-		memset(back, 0, c->size);
-		if (call(&opt.a, pid, &r) != (ssize_t)c->size)
-			die("check: reading back failed");
-		if (memcmp(back, c->local, c->size))
-			die("%s: wrong bytes in the target after writev (%s, %zu)", s->label,
-			    shape_name[c->shape], c->size);
+		read_span(pid, c, back);
+		for (k = 0; k < c->hi - c->lo; k++)
+			if (back[k] != want[k])
+				die("%s: wrong byte in the target at offset %zu after writev "
+				    "(%s, %zu)", s->label, c->lo + k, shape_name[c->shape], c->size);
 		return;
 	}
 	memset(c->local, 0, c->size);
@@ -322,11 +455,12 @@ static void pair(struct cell *c, pid_t pid, unsigned n, unsigned p, double *ta, 
 
 /*
  * --calls N: check both sides, then N untimed pairs of single calls.
- * vm/icount.sh traces the last two pairs under gdb and counts on this
- * order: before the pairs, each side's own syscall runs exactly once (in
- * its check; a writev check reads back with A's readv).  Alternating the
- * order matters there: every second touch of a page that is not yet
- * active asks for its activation, so with A always first, B would pay.
+ * vm/icount.sh traces the last pairs under gdb and counts on this order:
+ * before the pairs, each side's own syscall runs exactly once (in its
+ * check; a writev check also reads the span with A's readv, after the
+ * writev and, for a shape cell, before it).  Alternating the order matters
+ * there: every second touch of a page that is not yet active asks for its
+ * activation, so with A always first, B would pay.
  */
 static void run_calls(struct cell *c, pid_t pid)
 {
@@ -393,6 +527,30 @@ static void parse_side(struct side *s, const char *arg, const char *label)
 	snprintf(s->label, sizeof(s->label), "%s", label);
 }
 
+static void set_shapes(char *list)
+{
+	char *tok, *save = NULL;
+	unsigned i;
+
+	opt.nshapes = 0;
+	for (tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (!strcmp(tok, "all")) {
+			opt.nshapes = 0;
+			for (i = SH_GATHER; i < SH_NR; i++)
+				opt.shapes[opt.nshapes++] = i;
+			return;
+		}
+		for (i = SH_GATHER; i < SH_NR && strcmp(tok, shape_name[i]); i++)
+			;
+		if (i == SH_NR)
+			die("no shape '%s' (-S takes gather,vector,s8k,s4k64,sparse,alt2,rev,"
+			    "mix,1byte or all)", tok);
+		if (opt.nshapes == SH_NR - 1)
+			die("-S: too many shapes");
+		opt.shapes[opt.nshapes++] = i;
+	}
+}
+
 static void add_sizes(char *list)
 {
 	char *tok, *save = NULL, *end;
@@ -420,12 +578,16 @@ static void usage(void)
 "  -s LIST         sizes of the one-element cells (default 4K,64K,256K,1M,4M,16M)\n"
 "  -P LIST         pages: 4k,thp (default both)\n"
 "  -d LIST         read,write (default both)\n"
-"  -G              no gather and vector cells\n"
+"  -S LIST         shape cells, in this order (default all: gather,vector,s8k,\n"
+"                  s4k64,sparse,alt2,rev,mix,1byte; see the top of ab.c)\n"
+"  -G              no shape cells (as an empty -S)\n"
+"  -e N            remote elements of a shape cell, 1..%d (default %d)\n"
 "  -n PAIRS        sample pairs per cell, odd, 5..%d (default 15)\n"
 "  -t MS           length of one sample (default 20)\n"
 "  --csv FILE      one line per cell\n"
 "  --calls N       no timing: per cell, check both sides, then N pairs of\n"
-"                  single calls, A first in even pairs (for vm/icount.sh)\n", MAX_PAIRS);
+"                  single calls, A first in even pairs (for vm/icount.sh)\n",
+		NSEG, NSEG, MAX_PAIRS);
 	exit(2);
 }
 
@@ -434,7 +596,7 @@ int main(int argc, char **argv)
 	static const struct option lo[] = {
 		{ "csv", 1, 0, 'c' }, { "calls", 1, 0, 'C' }, { 0, 0, 0, 0 }
 	};
-	char sizes[] = "4K,64K,256K,1M,4M,16M";
+	char sizes[] = "4K,64K,256K,1M,4M,16M", all[] = "all";
 	static struct cell cell;
 	struct cell *c = &cell;
 	struct target_bufs tb;
@@ -449,10 +611,11 @@ int main(int argc, char **argv)
 	add_sizes(sizes);
 	opt.pages_4k = opt.pages_thp = 1;
 	opt.dir_read = opt.dir_write = 1;
-	opt.shapes = 1;
+	set_shapes(all);
+	opt.elems = NSEG;
 	opt.pairs = 15;
 	opt.target_ms = 20;
-	while ((o = getopt_long(argc, argv, "a:b:s:P:d:Gn:t:", lo, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, "a:b:s:P:d:GS:e:n:t:", lo, NULL)) != -1) {
 		switch (o) {
 		case 'a': parse_side(&opt.a, optarg, "A"); break;
 		case 'b': parse_side(&opt.b, optarg, "B"); break;
@@ -465,7 +628,9 @@ int main(int argc, char **argv)
 			opt.dir_read = !!strstr(optarg, "read");
 			opt.dir_write = !!strstr(optarg, "write");
 			break;
-		case 'G': opt.shapes = 0; break;
+		case 'G': opt.nshapes = 0; break;
+		case 'S': set_shapes(optarg); break;
+		case 'e': opt.elems = atoi(optarg); break;
 		case 'n': opt.pairs = atoi(optarg); break;
 		case 't': opt.target_ms = atof(optarg); break;
 		case 'C': opt.calls = atoi(optarg); break;
@@ -477,7 +642,8 @@ int main(int argc, char **argv)
 		default: usage();
 		}
 	}
-	if (opt.pairs < 5 || opt.pairs > MAX_PAIRS || !(opt.pairs & 1) || opt.target_ms <= 0)
+	if (opt.pairs < 5 || opt.pairs > MAX_PAIRS || !(opt.pairs & 1) || opt.target_ms <= 0 ||
+	    opt.elems < 1 || opt.elems > NSEG || optind < argc)
 		usage();
 
 	len = max_size();
@@ -504,6 +670,10 @@ int main(int argc, char **argv)
 	printf("cma-ab: A = syscalls %ld/%ld, B = syscalls %ld/%ld%s\n", opt.a.nr[0], opt.a.nr[1],
 	       opt.b.nr[0], opt.b.nr[1],
 	       opt.a.nr[0] == opt.b.nr[0] ? " (A/A control: both sides the same code)" : "");
+	if (opt.nshapes)
+		printf("  shape cells: %u remote elements of %d B (1byte: of 1 B) in a %zu MiB arena"
+		       " of 4 KiB pages;\n  size = bytes per call\n", opt.elems, SEGLEN,
+		       small_len() >> 20);
 	if (opt.calls) {
 		printf("  --calls %u: no timing, only calls\n", opt.calls);
 	} else {
@@ -537,18 +707,17 @@ int main(int argc, char **argv)
 				layout(c, 1);
 				(opt.calls ? run_calls : run_cell)(c, tb.pid);
 			}
-			if (!opt.shapes || huge)
+			if (huge)
 				continue;
-			for (i = SH_GATHER; i < SH_NR; i++) {
+			for (i = 0; i < opt.nshapes; i++) {
 				c->write = dir;
-				c->shape = i;
+				c->shape = opt.shapes[i];
 				c->huge = huge;
-				c->size = (size_t)NSEG * SEGLEN;
 				c->remote = tb.small;
 				c->local = lsmall;
-				if (dir)
-					fill(c->local, c->size, 7 + i);
 				layout(c, 1);
+				if (dir)
+					fill(c->local, c->size, 7 + c->shape);
 				(opt.calls ? run_calls : run_cell)(c, tb.pid);
 			}
 		}
