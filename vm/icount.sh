@@ -3,7 +3,10 @@
 #
 # vm/icount.sh [SIZES]: guest instructions per call, mainline (A) against
 # ours (B), in the A/B kernel (vm/ab-tree.sh).  SIZES defaults to
-# 4K,64K,256K (one remote element, 4 KiB pages).
+# 4K,64K,256K (one remote element, 4 KiB pages).  Then the shape cells of
+# cma-ab (bench/ab.c) in ICOUNT_SHAPES (default s8k,gather; empty for none),
+# each with ICOUNT_ELEMS remote 64-byte elements (default 64, not cma-ab's
+# 1024: gdb is slow) and shown as SHAPE/ELEMS, e.g. `readv s8k/64`.
 #
 # Timing under TCG mixes our code's cost with the emulator's own (its
 # translation-block jump cache, for one, depends on code addresses).
@@ -14,21 +17,37 @@
 # four per side.  Each side is traced twice on each parity of the page's
 # touches (every second touch of a page whose activation is still batched
 # asks for it again, 50-60 instructions), so one interrupt landing in a
-# trace cannot decide the figure.  A rep-prefixed string instruction
-# counts once, and its iterations (bytes or words moved) go in their own
-# column.  The figures are exact and repeat from run to run; they say
-# what the guest CPU executes, not how long it takes on hardware.
+# trace cannot decide the figure.  Shape cells trace only the last two
+# pairs (each side once on each parity, the smaller kept): mainline's
+# trace there is 100-160 thousand instructions, where one interrupt or
+# activation more is below 0.1 %, and four traces would double the time.
+# A rep-prefixed string instruction counts once, and its iterations
+# (bytes or words moved) go in their own column.  The figures are exact
+# and repeat from run to run; they say what the guest CPU executes, not
+# how long it takes on hardware.
 #
 # Output: a table, then for each cell the kernel functions whose counts
-# differ most between A and B.  Files: $B/icount/.  Takes about 25
-# minutes for the default sizes (gdb steps about a thousand instructions
-# a second).
+# differ most between A and B.  Files: $B/icount/ (gdb.log and the PC
+# lists, about 100 MB with the default shape cells).
+#
+# Time (estimated, not measured): gdb steps about a thousand instructions
+# a second.  The default sizes trace about 1.1 million instructions (four
+# traces a side of 2-55 thousand): about 25 minutes.  A shape cell costs
+# mainline 1500-2500 instructions an element (a page pinned for each),
+# 100-160 thousand a call at 64 elements.  With two traces a side, readv
+# and writev, s8k takes 13-21 minutes while ours is even with mainline
+# (longer while ours is far above it) and the gather 9-15 (ours below).
+# In all about 45-60 minutes by default.  ICOUNT_SHAPES= (set and empty)
+# gives the one-element cells alone; ICOUNT_ELEMS=32 halves the shapes.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 sizes=${1:-4K,64K,256K}
+shapes=${ICOUNT_SHAPES-s8k,gather}
+elems=${ICOUNT_ELEMS:-64}
 rounds=20
-traced=4
+traced=4	# traces per side, one-element cells
+straced=2	# traces per side, shape cells
 out=$B/icount
 need gdb
 rm -rf "$out"
@@ -48,8 +67,22 @@ bytes() {
 	esac
 }
 
-# The gdb script: one trace per cell and side, in cma-ab's cell order
-# (readv cells, then writev cells).
+# The cells, in cma-ab's order for each call (readv, then writev): ID
+# (bytes, or SHAPE.ELEMS) and traces per side.
+cells=()
+for s in ${sizes//,/ }; do
+	cells+=("$(bytes "$s"):$traced")
+done
+for s in ${shapes//,/ }; do
+	cells+=("$s.$elems:$straced")
+done
+if [ -n "$shapes" ]; then
+	shape_args=(-S "$shapes" -e "$elems")
+else
+	shape_args=(-G)
+fi
+
+# The gdb script: one trace per cell and side, in cma-ab's cell order.
 {
 	cat <<EOF
 set pagination off
@@ -84,12 +117,13 @@ define pvm_trace
 end
 EOF
 	for call in readv writev; do
-		for s in ${sizes//,/ }; do
+		for cell in "${cells[@]}"; do
+			id=${cell%:*} nt=${cell#*:}
 			# Each side's syscall runs once in the cell's check, then
-			# once a pair: A B in even pairs, B A in odd ones (rounds is
-			# even, so the traced pairs start with an even one).
-			skip=$((rounds - traced + 1))
-			for k in $(seq "$traced"); do
+			# once a pair: A B in even pairs, B A in odd ones (rounds and
+			# nt are even, so the traced pairs start with an even one).
+			skip=$((rounds - nt + 1))
+			for k in $(seq "$nt"); do
 				sides="A B"
 				[ $((k % 2)) = 1 ] || sides="B A"
 				for side in $sides; do
@@ -100,7 +134,7 @@ hbreak $fn
 ignore \$bpnum $skip
 continue
 delete
-printf "CELL $call $(bytes "$s") $side $k\n"
+printf "CELL $call $id $side $k\n"
 pvm_trace
 EOF
 					skip=0
@@ -114,7 +148,7 @@ EOF
 stage "icount: booting the A/B kernel, waiting for gdb on port $port"
 VM_QEMU_ARGS="-gdb tcp:127.0.0.1:$port -S" "$ROOT/vm/run" --kernel ab --smp 1 \
 	--append nokaslr --timeout 3000 --add "$B/add/bench" -- \
-	/bench/cma-ab -P 4k -G -s "$sizes" --calls "$rounds" >"$out/vm.log" 2>&1 &
+	/bench/cma-ab -P 4k -s "$sizes" "${shape_args[@]}" --calls "$rounds" >"$out/vm.log" 2>&1 &
 vm=$!
 gdb -q -batch -nx -x "$out/trace.gdb" "$obj/vmlinux" >"$out/gdb.log" 2>&1 || {
 	kill "$vm" 2>/dev/null
@@ -135,7 +169,8 @@ awk -v dir="$out" '
 for f in "$out"/pc-*-1; do
 	f=${f%-1}
 	best=1
-	for k in $(seq 2 "$traced"); do
+	for ((k = 2; k <= traced; k++)); do
+		[ -e "$f-$k.n" ] || break
 		read -r nk _ <"$f-$k.n"
 		read -r nb _ <"$f-$best.n"
 		[ "$nk" -ge "$nb" ] || best=$k
@@ -152,11 +187,25 @@ funcs() {
 		     END { for (f in n) print f, n[f] }' | LC_ALL=C sort
 }
 
-echo "== Guest instructions per call, one remote element, 4 KiB pages (A = mainline, B = ours) =="
+# rows: "LABEL ID" per cell, the one-element cells first, then the shapes
+rows=()
+for s in ${sizes//,/ }; do
+	rows+=("$s $(bytes "$s")")
+done
+for s in ${shapes//,/ }; do
+	rows+=("$s/$elems $s.$elems")
+done
+
+if [ -z "$shapes" ]; then
+	echo "== Guest instructions per call, one remote element, 4 KiB pages (A = mainline, B = ours) =="
+else
+	echo "== Guest instructions per call, 4 KiB pages (A = mainline, B = ours):" \
+		"one remote element of each size, then SHAPE/N =="
+fi
 printf '%-7s %9s | %10s %10s %7s | %12s %12s\n' call size "A instr" "B instr" "B/A" \
 	"A rep iter" "B rep iter"
-for s in ${sizes//,/ }; do
-	n=$(bytes "$s")
+for row in "${rows[@]}"; do
+	read -r s n <<<"$row"
 	for call in readv writev; do
 		read -r ai ar <"$out/pc-$call-$n-A.n"
 		read -r bi br <"$out/pc-$call-$n-B.n"
@@ -168,10 +217,14 @@ done
 echo "(instr: instructions executed from syscall entry to return, a rep-prefixed"
 echo " instruction counted once; rep iter: its iterations, i.e. bytes or words moved;"
 echo " the copy itself is the same rep movsb in both)"
+[ -z "$shapes" ] || {
+	echo "(SHAPE/N: cma-ab's shape cell of N remote elements of 64 bytes, bench/ab.c: s8k one"
+	echo " per page at an 8 KiB stride, gather shuffled within 16 pages; the fewest of 2 traces a side)"
+}
 echo
 echo "== Where they differ: functions with the largest |B - A| =="
-for s in ${sizes//,/ }; do
-	n=$(bytes "$s")
+for row in "${rows[@]}"; do
+	read -r s n <<<"$row"
 	for call in readv writev; do
 		funcs "$out/pc-$call-$n-A" >"$out/fn-$call-$n-A"
 		funcs "$out/pc-$call-$n-B" >"$out/fn-$call-$n-B"
