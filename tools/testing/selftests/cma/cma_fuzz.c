@@ -3,22 +3,24 @@
  * cma_fuzz: a seeded fuzzer for process_vm_readv(2) and process_vm_writev(2)
  * with a userspace reference model.
  *
- * Two "arenas" of FZ_PAGES pages each, framed by PROT_NONE guard pages: the
- * local one in this process, the remote one in a target that is forked once
- * and serves the whole run.  Every page of an arena has a kind: read-write
- * and filled, never touched (reads as zeros), read-only, PROT_NONE, or
- * unmapped.  A filled page holds a pattern that is a function of the address
- * and of the page's generation, and a shadow copy of each arena holds what it
- * must contain.  The layout of both arenas changes every so often.
+ * Two "arenas" of --pages pages each (48 by default), framed by PROT_NONE
+ * guard pages: the local one in this process, the remote one in a target that
+ * is forked once and serves the whole run.  Every page of an arena has a
+ * kind: read-write and filled, never touched (reads as zeros), read-only,
+ * PROT_NONE, or unmapped.  A filled page holds a pattern that is a function
+ * of the address and of the page's generation, and a shadow copy of each
+ * arena holds what it must contain.  The layout of both arenas changes every
+ * so often.
  *
  * Each iteration draws random local and remote iovecs (valid, overlapping,
  * repeated, zero-length, in bad pages, outside the arenas, huge, with the top
  * bit set, more than IOV_MAX of them), random flags and a direction; the
  * model predicts the result and the exact bytes, the call is made, and the
  * pages the call could have changed and their neighbours are compared with
- * the shadow (both arenas in full every FZ_FULL_CHECK iterations).  Pages
- * written are then given a new generation, here directly and in the target
- * through /proc/PID/mem (which does not use the code under test).
+ * the shadow (both arenas in full every 64 iterations; with arenas over 256
+ * pages, every 64 per 256 pages).  Pages written are then given a new
+ * generation, here directly and in the target through /proc/PID/mem (which
+ * does not use the code under test).
  *
  * The model, in the kernel's order of checks:
  *   unknown flags: EINVAL;
@@ -39,7 +41,42 @@
  *
  * Usage: cma_fuzz [--seed N] [--iterations N] [--seconds S] [--check-pins]
  *		   [--pin-slack N] [--no-shrink] [--verbose] [--mainline]
- *		   [--faults | --faults-all]
+ *		   [--faults | --faults-all] [--pages N] [--shapes]
+ * --pages N: pages per arena, 8 to 4096 (default 48; with --shapes 2048).  The
+ * default draws the same cases for a seed as before the option existed.
+ *
+ * --shapes aims at the kernel's choice of remote pages to pin per lock hold
+ * (a window found by looking ahead at later elements: a map of the pages
+ * around the current one, 128 behind and 512 ahead; windows of up to 512
+ * pages; a look-ahead that gives up after 32 elements outside the map).
+ * Three cases in four then get a structured remote vector of up to IOV_MAX
+ * elements of 1 byte to a few pages, the rest are drawn as above:
+ *   stride, reverse: a constant stride (sub-page, 1 or 2 pages, a page or two
+ *     and a little, many pages, just under a page multiple), up or down;
+ *   jitter: a stride with random jitter;
+ *   sparse: every k-th page (k 1-4) of a range of up to 700 pages, each
+ *     visited in turn in a shuffled order (a gather when the range is small);
+ *   alternate: between two areas 2 to 2000 pages apart (127-129 and 511-513
+ *     among them), ahead or behind, standing or walking;
+ *   mix: a walk of near steps and random far jumps;
+ *   run: small elements back to back (or with small gaps) over 256 to 1024
+ *     pages, 511-513 among them: windows up to and past 512 pages;
+ *   excursion: a near run with blocks of 31-34 (or 1-64) elements far ahead,
+ *     inside the map or behind it;
+ *   behind: blocks of elements going down, or up with each block starting 1
+ *     to 200 pages behind where the last one ended (look-behind).
+ * Shapes are placed at random in the arena (now and then just over one of its
+ * ends, into the guard pages), wrapped around it when larger; one case in
+ * seven chains two or three shapes; a few get zero-length elements or one
+ * odd element.  The local side is mostly a few elements that can take all the
+ * bytes (or fewer, so that it ends first), else a shape too, or drawn as
+ * above.  The layouts keep long runs of good pages: only a few bad ones,
+ * half of them made good again at each change.  Nearly half of the cases make
+ * 1-3 remote pages bad for that case only (PROT_NONE, unmapped, read-only, or
+ * untouched so not present): pages that an element touches, or any page
+ * between the lowest and the highest element, often one that no element
+ * touches (a window must not fail on those).  The model is the same.
+ *
  * --mainline models mainline's truncation of liovcnt to an unsigned int, where
  * the man page and our kernel give EINVAL for any liovcnt above IOV_MAX.
  *
@@ -100,13 +137,17 @@
 #endif
 
 #define FZ_IOV_MAX		1024	/* UIO_MAXIOV */
-#define FZ_PAGES		48	/* pages in each arena, guards excluded */
+#define FZ_PAGES		48	/* pages in each arena, guards excluded: default */
+#define FZ_PAGES_SHAPES		2048	/* the default with --shapes */
+#define FZ_PAGES_MAX		4096
 #define FZ_GUARD		2	/* PROT_NONE pages on each side */
-#define FZ_SPAN			(FZ_PAGES + 2 * FZ_GUARD)
-#define FZ_FULL_CHECK		64	/* compare both arenas in full this often */
+#define FZ_SPAN			(fz_pages + 2 * FZ_GUARD)
+#define FZ_FULL_CHECK		64	/* compare both arenas in full this often... */
+#define FZ_FULL_PAGES		256	/* ...per this many pages of arena (or fewer) */
 #define FZ_RELAYOUT		256	/* change the layouts this often */
 #define FZ_SHRINK_TRIES		600
 #define FZ_SHOW			24	/* elements shown of a long iovec */
+#define FZ_ROW			64	/* pages shown per line of a layout */
 
 enum fz_kind {
 	FZ_RW,		/* read-write, filled */
@@ -118,24 +159,46 @@ enum fz_kind {
 
 static const char fz_kind_char[] = "wzrn.";
 
+/*
+ * The kernel pins a window of remote pages per lock hold, chosen by looking
+ * ahead at later remote elements; these shapes are where such logic is weak.
+ */
+enum fz_shape {
+	FZ_SH_STRIDE,		/* a constant stride, upwards */
+	FZ_SH_REVERSE,		/* a constant stride, downwards */
+	FZ_SH_JITTER,		/* a stride with random jitter */
+	FZ_SH_SPARSE,		/* a shuffled set of pages over a range */
+	FZ_SH_ALTERNATE,	/* between two areas, near or far apart */
+	FZ_SH_MIX,		/* near and far steps at random */
+	FZ_SH_RUN,		/* small elements back to back over up to 1024 pages */
+	FZ_SH_EXCURSION,	/* a run with blocks of far elements in it */
+	FZ_SH_BEHIND,		/* blocks, each starting behind where the last one was */
+	FZ_SH_NR
+};
+
+static const char * const fz_shape_name[] = {
+	"stride", "reverse", "jitter", "sparse", "alternate", "mix", "run", "excursion",
+	"behind",
+};
+
 struct fz_arena {
 	const char *name;	/* "L" or "R" */
 	bool remote;
 	uintptr_t base;		/* first page; guard pages on both sides */
-	unsigned char kind[FZ_PAGES];
-	unsigned int gen[FZ_PAGES];
-	unsigned char dirty[FZ_PAGES];	/* written by the last call */
+	unsigned char *kind;
+	unsigned int *gen;
+	unsigned char *dirty;	/* written by the last call */
 	unsigned char *shadow;	/* expected content */
 	unsigned char *tol;	/* per byte: 1 alt[] allowed too, 2 anything */
 	unsigned char *alt;
 	unsigned char *buf;	/* what was read back from the target */
 };
 
-/* Shared with the target: the remote layout to apply. */
+/* Shared with the target: the remote layout to apply (arrays of fz_pages). */
 struct fz_mbox {
-	unsigned char kind[FZ_PAGES];
-	unsigned char redo[FZ_PAGES];
-	unsigned int gen[FZ_PAGES];
+	unsigned int *gen;
+	unsigned char *kind;
+	unsigned char *redo;
 	int ret;
 };
 
@@ -145,6 +208,7 @@ struct fz_case {
 	int pidsel;		/* 0: pid, 1: pidfd, 2: a descriptor that is no pidfd */
 	unsigned long ln, rn;
 	bool lnull, rnull;	/* pass NULL for the arrays */
+	char lshape[128], rshape[128];	/* --shapes: how the vectors were drawn */
 	struct iovec lv[FZ_IOV_MAX];
 	struct iovec rv[FZ_IOV_MAX];
 };
@@ -169,6 +233,9 @@ struct fz_stats {
 	unsigned long einval, efault, ebadf, zero, full, partial, lfault;
 	unsigned long inj_enomem, inj_efault, inj_short;	/* --faults */
 	unsigned long retries;	/* the fuzzer's own operations, --faults */
+	unsigned long shaped, sh_full, sh_partial, sh_efault, sh_inj;	/* --shapes */
+	unsigned long sh_kind[FZ_SH_NR];
+	unsigned long sh_wide[2];	/* moved bytes over more than 128, 512 pages */
 	unsigned long long bytes;
 };
 
@@ -191,6 +258,10 @@ static bool verbose;
 static bool mainline;			/* model mainline's liovcnt truncation */
 static bool faults;			/* --faults: failures are injected */
 static int fz_mif = -1;			/* /proc/self/make-it-fail, with --faults */
+static unsigned int fz_pages = FZ_PAGES;	/* --pages */
+static unsigned char *fz_want;		/* fz_check_dirty(): pages to compare */
+static bool shapes;			/* --shapes */
+static bool fz_redo;			/* remote pages to be redone by the target */
 
 /* ---- helpers ----------------------------------------------------------- */
 
@@ -336,7 +407,7 @@ static bool fz_ok(const struct fz_arena *a, uintptr_t addr, bool wr)
 {
 	size_t i;
 
-	if (addr < a->base || addr - a->base >= FZ_PAGES * pg)
+	if (addr < a->base || addr - a->base >= fz_pages * pg)
 		return false;
 	i = (addr - a->base) / pg;
 	return a->kind[i] == FZ_RW || a->kind[i] == FZ_ZERO || (a->kind[i] == FZ_RO && !wr);
@@ -376,13 +447,18 @@ static bool fz_in_span(const struct fz_arena *a, uintptr_t addr)
 static void fz_addr_str(char *buf, size_t n, uintptr_t addr)
 {
 	const struct fz_arena *a = NULL;
+	long off;
 
 	if (fz_in_span(&la, addr))
 		a = &la;
 	else if (fz_in_span(&ra, addr))
 		a = &ra;
-	if (a)
-		snprintf(buf, n, "%s%+ld", a->name, (long)(addr - a->base));
+	off = a ? (long)(addr - a->base) : 0;
+	if (a && fz_pages > FZ_PAGES)
+		snprintf(buf, n, "%s%+ld (page %ld)", a->name, off,
+			 off < 0 ? -((long)pg - 1 - off) / (long)pg : off / (long)pg);
+	else if (a)
+		snprintf(buf, n, "%s%+ld", a->name, off);
 	else
 		snprintf(buf, n, "0x%llx", (unsigned long long)addr);
 }
@@ -401,7 +477,7 @@ static void fz_target(int cmd, int ack, pid_t parent)
 	munmap((void *)(la.base - FZ_GUARD * pg), FZ_SPAN * pg);
 	while (!fz_pipe_byte(cmd, &c, false) && c == 'L') {
 		mb->ret = 0;
-		for (i = 0; i < FZ_PAGES; i++) {
+		for (i = 0; i < fz_pages; i++) {
 			if (!mb->redo[i])
 				continue;
 			if (fz_setpage_retry(ra.base + i * pg, mb->kind[i], mb->gen[i]))
@@ -416,17 +492,21 @@ static void fz_target(int cmd, int ack, pid_t parent)
 
 static int fz_target_start(void)
 {
+	size_t len = sizeof(*mb) + fz_pages * (sizeof(*mb->gen) + 2);
 	int c[2], a[2], tries = 0;
 	pid_t parent = getpid();
 
 	for (;;) {
-		mb = mmap(NULL, sizeof(*mb), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
-			  -1, 0);
+		mb = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 		if (mb != MAP_FAILED)
 			break;
 		if (!fz_again(&tries))
 			return -1;
 	}
+	/* Mapped before the fork: the same addresses in the target. */
+	mb->gen = (unsigned int *)(mb + 1);
+	mb->kind = (unsigned char *)(mb->gen + fz_pages);
+	mb->redo = mb->kind + fz_pages;
 	while (pipe2(c, O_CLOEXEC))
 		if (!fz_again(&tries))
 			return -1;
@@ -470,6 +550,7 @@ static int fz_target_layout(void)
 {
 	char c = 'L';
 
+	fz_redo = false;
 	if (fz_pipe_byte(tcmd, &c, true) || fz_pipe_byte(tack, &c, false))
 		return -1;
 	return mb->ret;
@@ -492,6 +573,43 @@ static int fz_pick_kind(bool remote)
 	return FZ_HOLE;
 }
 
+/* --shapes: mostly good pages, and a few bad ones. */
+static int fz_pick_good(void)
+{
+	return fz_pct(80) ? FZ_RW : FZ_ZERO;
+}
+
+static int fz_pick_bad(void)
+{
+	return FZ_RO + fz_below(3);
+}
+
+/* Whether page @i of @a can be read and written. */
+static bool fz_good(const struct fz_arena *a, unsigned int i)
+{
+	return a->kind[i] == FZ_RW || a->kind[i] == FZ_ZERO;
+}
+
+/* The layouts at the start. */
+static void fz_first_layout(void)
+{
+	unsigned int i, n;
+
+	for (i = 0; i < fz_pages; i++) {
+		if (shapes) {
+			la.kind[i] = fz_pick_good();
+			ra.kind[i] = fz_pick_good();
+		} else {
+			la.kind[i] = fz_pick_kind(false);
+			ra.kind[i] = fz_pick_kind(true);
+		}
+	}
+	for (n = shapes ? fz_below(3) : 0; n; n--)
+		la.kind[fz_below(fz_pages)] = fz_pick_bad();
+	for (n = shapes ? fz_below(9) : 0; n; n--)
+		ra.kind[fz_below(fz_pages)] = fz_pick_bad();
+}
+
 /* Set page @i of @a to @kind with a new generation (remote: in mb only). */
 static int fz_set_kind(struct fz_arena *a, unsigned int i, int kind)
 {
@@ -505,6 +623,7 @@ static int fz_set_kind(struct fz_arena *a, unsigned int i, int kind)
 	mb->kind[i] = kind;
 	mb->gen[i] = a->gen[i];
 	mb->redo[i] = 1;
+	fz_redo = true;
 	return 0;
 }
 
@@ -513,7 +632,7 @@ static int fz_rebuild(void)
 {
 	unsigned int i;
 
-	for (i = 0; i < FZ_PAGES; i++)
+	for (i = 0; i < fz_pages; i++)
 		if (fz_set_kind(&la, i, la.kind[i]) || fz_set_kind(&ra, i, ra.kind[i]))
 			return -1;
 	return fz_target_layout();
@@ -525,14 +644,32 @@ static int fz_rebuild(void)
  */
 static int fz_relayout(void)
 {
-	unsigned int n, i;
+	unsigned int n, i, side;
+	struct fz_arena *a;
 
-	for (n = 1 + fz_below(6); n; n--)
-		if (fz_set_kind(&la, fz_below(FZ_PAGES), fz_pick_kind(false)))
+	/*
+	 * --shapes: long transfers need long runs of good pages.  Half of the
+	 * bad pages are made good, a few pages change between read-write and
+	 * untouched, and a few new bad pages appear (fewer in the local arena).
+	 */
+	for (side = 0; shapes && side < 2; side++) {
+		a = side ? &ra : &la;
+		for (i = 0; i < fz_pages; i++)
+			if (!fz_good(a, i) && fz_pct(50) && fz_set_kind(a, i, fz_pick_good()))
+				return -1;
+		for (n = fz_below(16); n; n--)
+			if (fz_set_kind(a, fz_below(fz_pages), fz_pick_good()))
+				return -1;
+		for (n = fz_below(side ? 5 : 2); n; n--)
+			if (fz_set_kind(a, fz_below(fz_pages), fz_pick_bad()))
+				return -1;
+	}
+	for (n = shapes ? 0 : 1 + fz_below(6); n; n--)
+		if (fz_set_kind(&la, fz_below(fz_pages), fz_pick_kind(false)))
 			return -1;
-	for (n = 1 + fz_below(8); n; n--)
-		fz_set_kind(&ra, fz_below(FZ_PAGES), fz_pick_kind(true));
-	for (i = 0; i < FZ_PAGES; i++)
+	for (n = shapes ? 0 : 1 + fz_below(8); n; n--)
+		fz_set_kind(&ra, fz_below(fz_pages), fz_pick_kind(true));
+	for (i = 0; i < fz_pages; i++)
 		if (ra.kind[i] == FZ_ZERO && !mb->redo[i])
 			fz_set_kind(&ra, i, FZ_ZERO);
 	return fz_target_layout();
@@ -540,7 +677,7 @@ static int fz_relayout(void)
 
 static int fz_arena_init(struct fz_arena *a)
 {
-	size_t len = FZ_PAGES * pg;
+	size_t len = fz_pages * pg;
 	int tries = 0;
 	char *map;
 
@@ -562,7 +699,16 @@ static int fz_arena_init(struct fz_arena *a)
 			a->alt = calloc(len, 1);
 		if (!a->buf)
 			a->buf = malloc(len);
-		if (a->shadow && a->tol && a->alt && a->buf)
+		if (!a->kind)
+			a->kind = calloc(fz_pages, 1);
+		if (!a->gen)
+			a->gen = calloc(fz_pages, sizeof(*a->gen));
+		if (!a->dirty)
+			a->dirty = calloc(fz_pages, 1);
+		if (!fz_want)
+			fz_want = malloc(fz_pages);
+		if (a->shadow && a->tol && a->alt && a->buf && a->kind && a->gen && a->dirty &&
+		    fz_want)
 			return 0;
 		if (!fz_again(&tries))
 			return -1;
@@ -793,12 +939,12 @@ static int fz_check(struct fz_arena *a, const unsigned char *want)
 {
 	unsigned int i = 0, j;
 
-	while (i < FZ_PAGES) {
+	while (i < fz_pages) {
 		if (!want[i] || !fz_readable(a, i)) {
 			i++;
 			continue;
 		}
-		for (j = i; j < FZ_PAGES && want[j] && fz_readable(a, j); j++)
+		for (j = i; j < fz_pages && want[j] && fz_readable(a, j); j++)
 			;
 		if (fz_compare(a, i, j))
 			return -1;
@@ -810,17 +956,17 @@ static int fz_check(struct fz_arena *a, const unsigned char *want)
 /* Compare the dirty pages of @a and their neighbours, or all if @all. */
 static int fz_check_dirty(struct fz_arena *a, bool all)
 {
-	unsigned char want[FZ_PAGES];
+	unsigned char *want = fz_want;
 	unsigned int i;
 
-	memset(want, all, sizeof(want));
-	for (i = 0; i < FZ_PAGES; i++) {
+	memset(want, all, fz_pages);
+	for (i = 0; i < fz_pages; i++) {
 		if (!a->dirty[i])
 			continue;
 		want[i] = 1;
 		if (i)
 			want[i - 1] = 1;
-		if (i + 1 < FZ_PAGES)
+		if (i + 1 < fz_pages)
 			want[i + 1] = 1;
 	}
 	return fz_check(a, want);
@@ -831,12 +977,12 @@ static int fz_reset_dirty(struct fz_arena *a)
 {
 	unsigned int i = 0, j;
 
-	while (i < FZ_PAGES) {
+	while (i < fz_pages) {
 		if (!a->dirty[i]) {
 			i++;
 			continue;
 		}
-		for (j = i; j < FZ_PAGES && a->dirty[j]; j++) {
+		for (j = i; j < fz_pages && a->dirty[j]; j++) {
 			a->dirty[j] = 0;
 			a->gen[j] = fz_gen_next++;
 			fz_shadow_page(a, j);
@@ -852,14 +998,38 @@ static int fz_reset_dirty(struct fz_arena *a)
 }
 
 /* Count the outcome @got of a call that went as the model said. */
-static void fz_count_outcome(const struct fz_expect *e, size_t got)
+/* From the lowest to the highest remote page that the first @got bytes moved in. */
+static size_t fz_span(const struct fz_case *c, const struct fz_expect *e, size_t got)
 {
+	uintptr_t lo = UINTPTR_MAX, hi = 0, b;
+	unsigned int k;
+
+	for (k = 0; k < e->nchunks && e->chunk[k].off < got; k++) {
+		b = c->write ? e->chunk[k].dst : e->chunk[k].src;
+		lo = b < lo ? b : lo;
+		hi = b > hi ? b : hi;
+	}
+	return lo <= hi ? (hi - lo) / pg + 1 : 0;
+}
+
+static void fz_count_outcome(const struct fz_case *c, const struct fz_expect *e, size_t got)
+{
+	size_t span;
+
 	if (e->err)
 		st.einval += e->err == EINVAL;
 	st.efault += e->err == EFAULT || (e->xfer && !got);
 	st.ebadf += e->err == EBADF;
 	st.zero += !e->err && !e->xfer;
 	st.lfault += e->xfer && e->lfault;
+	if (c->rshape[0] && e->xfer) {
+		st.sh_efault += !got;
+		st.sh_full += got && !e->stop;
+		st.sh_partial += got && e->stop;
+		span = fz_span(c, e, got);
+		st.sh_wide[0] += span > 128;
+		st.sh_wide[1] += span > 512;
+	}
 	if (e->xfer && got && !e->lfault) {
 		if (e->stop)
 			st.partial++;
@@ -922,7 +1092,7 @@ static int fz_run_case(const struct fz_case *c, bool full)
 	} else if (faults && got && got < e->hi && !e->lfault) {
 		st.inj_short++;
 	} else {
-		fz_count_outcome(e, got);
+		fz_count_outcome(c, e, got);
 	}
 	st.bytes += got;
 
@@ -946,7 +1116,7 @@ static uintptr_t fz_weird_addr(const struct fz_arena *other)
 	case 1:			/* the last page of the address space */
 		return (uintptr_t)0 - pg + fz_below(pg);
 	case 2:			/* the other side's arena: unmapped here */
-		return other->base + fz_below(FZ_PAGES * pg);
+		return other->base + fz_below(fz_pages * pg);
 	case 3:			/* just past the user address space, where there is one */
 		if (user_top < UINTPTR_MAX)
 			return (uintptr_t)user_top + 1 + fz_below(2 * pg);
@@ -992,17 +1162,17 @@ static size_t fz_len(bool small)
 		return 1 + fz_below(pg);
 	if (r < 88)
 		return 1 + fz_below(4 * pg);
-	return 1 + fz_below(FZ_PAGES * pg);
+	return 1 + fz_below(fz_pages * pg);
 }
 
 /*
- * An address in or around @a: pages -1 and FZ_PAGES are guards, and so is
+ * An address in or around @a: pages -1 and fz_pages are guards, and so is
  * the page on the far side of each of them (an overlapping element may
  * reach 64 bytes into it).
  */
 static uintptr_t fz_arena_addr(const struct fz_arena *a)
 {
-	uintptr_t page = a->base + (fz_below(FZ_PAGES + 2) - 1) * pg;
+	uintptr_t page = a->base + (fz_below(fz_pages + 2) - 1) * pg;
 
 	switch (fz_below(8)) {
 	case 0:
@@ -1022,11 +1192,11 @@ static void fz_clean_elem(struct iovec *v, const struct fz_arena *a, bool wr, bo
 	size_t len;
 
 	for (tries = 0; tries < 8; tries++) {
-		p = fz_below(FZ_PAGES);
+		p = fz_below(fz_pages);
 		base = a->base + p * pg + fz_below(pg);
 		if (!fz_ok(a, base, wr))
 			continue;
-		end = base + fz_acc(a, base, FZ_PAGES * pg, wr);
+		end = base + fz_acc(a, base, fz_pages * pg, wr);
 		len = fz_len(small);
 		if (len > end - base)
 			len = fz_below(end - base + 1);
@@ -1147,6 +1317,8 @@ static void fz_draw(struct fz_case *c)
 	bool weird = fz_pct(4), lclean = fz_pct(88), lsmall, rsmall;
 	unsigned long ln, rn;
 
+	c->lshape[0] = 0;
+	c->rshape[0] = 0;
 	c->write = fz_pct(50);
 	c->flags = fz_draw_flags(c);
 	c->ln = fz_count();
@@ -1162,8 +1334,483 @@ static void fz_draw(struct fz_case *c)
 	/* Now and then one large remote element over much of the arena. */
 	if (rn && fz_pct(2)) {
 		c->rv[0].iov_base = (void *)(ra.base + fz_below(4) * pg + fz_below(pg));
-		c->rv[0].iov_len = (FZ_PAGES - 4) * pg + fz_below(4 * pg);
+		c->rv[0].iov_len = (fz_pages - 4) * pg + fz_below(4 * pg);
 	}
+}
+
+/* ---- structured remote vectors (--shapes) ------------------------------------ */
+
+/* Remote pages made bad for one case, restored before the next one is drawn. */
+#define FZ_INJ_MAX		4
+static struct {
+	unsigned int page;
+	unsigned char kind;
+} fz_inj[FZ_INJ_MAX];
+static unsigned int fz_ninj;
+static long long fz_off[FZ_IOV_MAX];	/* offsets of a shape, before placement */
+
+struct fz_lens {
+	unsigned int mode;
+	size_t fixed;		/* the same length for every element, or 0 */
+};
+
+static const char * const fz_lens_name[] = {
+	"1", "1-64", "to a page", "a page", "to 3 pages", "mixed",
+};
+
+static size_t fz_shape_len1(unsigned int mode)
+{
+	switch (mode) {
+	case 0:
+		return 1;
+	case 1:
+		return 1 + fz_below(64);
+	case 2:
+		return 1 + fz_below(pg);
+	case 3:
+		return pg;
+	case 4:
+		return 1 + fz_below(3 * pg);
+	default:
+		return fz_shape_len1(fz_below(5));
+	}
+}
+
+static void fz_lens_init(struct fz_lens *l)
+{
+	l->mode = fz_below(6);
+	l->fixed = fz_pct(50) ? fz_shape_len1(l->mode) : 0;
+}
+
+static size_t fz_lens_next(const struct fz_lens *l)
+{
+	return l->fixed ? l->fixed : fz_shape_len1(l->mode);
+}
+
+/* A stride: sub-page, one or two pages, a page or two and a little, many pages. */
+static long long fz_stride(void)
+{
+	switch (fz_below(10)) {
+	case 0:
+		return 1 + fz_below(pg / 2);
+	case 1:
+		return 64LL << fz_below(6);
+	case 2:
+		return pg;
+	case 3:
+		return 2 * pg;
+	case 4:
+		return 2 * pg + 1 + fz_below(256);
+	case 5:
+		return pg + 1 + fz_below(256);
+	case 6:
+		return (3 + fz_below(14)) * pg;
+	case 7:
+		return (17 + fz_below(112)) * pg;
+	case 8:
+		return (1 + fz_below(4)) * pg - 1 - fz_below(64);
+	default:
+		return 1 + fz_below(8 * pg);
+	}
+}
+
+/* A small stride, for runs of near elements. */
+static long long fz_near_stride(void)
+{
+	static const unsigned int div[] = { 64, 16, 2, 1 };
+	unsigned int r = fz_below(6);
+
+	if (r < 4)
+		return pg / div[r];
+	return r == 4 ? 2 * pg : 1 + fz_below(pg);
+}
+
+/* A distance in pages around the limits of the look-ahead map and window. */
+static long long fz_far_pages(void)
+{
+	static const unsigned short edge[] = { 127, 128, 129, 511, 512, 513 };
+
+	switch (fz_below(5)) {
+	case 0:
+		return edge[fz_below(6)];
+	case 1:
+		return 2 + fz_below(126);
+	case 2:
+		return 130 + fz_below(382);
+	default:
+		return 514 + fz_below(fz_pages);
+	}
+}
+
+static unsigned long fz_shape_count(unsigned long max)
+{
+	unsigned int r = fz_below(100);
+	unsigned long n;
+
+	if (r < 10)
+		n = 1 + fz_below(32);
+	else if (r < 40)
+		n = 33 + fz_below(480);
+	else if (r < 75)
+		n = 513 + fz_below(FZ_IOV_MAX - 512);
+	else
+		n = FZ_IOV_MAX;
+	return n < max ? n : max;
+}
+
+/*
+ * Move the offsets @off of @n elements into @a: shifted to a random place where
+ * they all fit (unless @absolute), now and then so that the lowest element
+ * starts just before the arena or the highest one ends just past it; an
+ * element that would start outside the arena and its guard pages is wrapped
+ * around the arena.
+ */
+static void fz_place(struct iovec *v, const long long *off, unsigned long n,
+		     const struct fz_arena *a, bool absolute)
+{
+	long long span = (long long)fz_pages * pg, lo = LLONG_MAX, hi = LLONG_MIN;
+	long long shift = 0, o, guard = (long long)FZ_GUARD * pg;
+	unsigned long i;
+
+	if (!n)
+		return;
+	for (i = 0; i < n; i++) {
+		if (off[i] < lo)
+			lo = off[i];
+		if (off[i] + (long long)v[i].iov_len > hi)
+			hi = off[i] + v[i].iov_len;
+	}
+	if (!absolute) {
+		shift = -lo;
+		if (hi - lo <= span)
+			shift += fz_below(span - (hi - lo) + 1);
+		if (fz_pct(6))
+			shift = fz_pct(50) ? -lo - 1 - (long long)fz_below(pg) :
+					     span - hi + 1 + (long long)fz_below(pg);
+	}
+	for (i = 0; i < n; i++) {
+		o = off[i] + shift;
+		if (o < -guard || o >= span + guard - (long long)pg)
+			o = (o % span + span) % span;
+		v[i].iov_base = (void *)(uintptr_t)((long long)a->base + o);
+	}
+}
+
+/* Draw one shape of at most @max elements; returns how many. */
+static unsigned long fz_shape1(struct iovec *v, long long *off, unsigned long max,
+			       const struct fz_arena *a, char *desc, size_t dn)
+{
+	long long span = (long long)fz_pages * pg, d, j, far, cur, blk, len;
+	unsigned long n = fz_shape_count(max), i, k, m;
+	unsigned int sh = fz_below(FZ_SH_NR), p;
+	bool absolute = false;
+	struct fz_lens l;
+	int w = 0;
+
+	st.sh_kind[sh]++;
+	fz_lens_init(&l);
+	for (i = 0; i < n; i++)
+		v[i].iov_len = fz_lens_next(&l);
+	switch (sh) {
+	case FZ_SH_STRIDE:
+	case FZ_SH_REVERSE:
+	case FZ_SH_JITTER:
+		d = fz_stride();
+		j = 0;
+		if (sh == FZ_SH_JITTER)
+			j = 1 + fz_below(fz_pct(50) ? d / 2 + 1 : 2 * pg);
+		/* Mostly fitting the arena, else wrapping around it. */
+		if (n > 1 && fz_pct(75) && (long long)(n - 1) * d > span - 2 * (long long)pg)
+			n = (span - 2 * pg) / d + 1;
+		for (i = 0; i < n; i++) {
+			off[i] = (long long)i * d;
+			if (j)
+				off[i] += (long long)fz_below(2 * j + 1) - j;
+			if (sh == FZ_SH_REVERSE)
+				off[i] = -off[i];
+		}
+		w = snprintf(desc, dn, "%s %lld B", fz_shape_name[sh], d);
+		if (j)
+			w += snprintf(desc + w, dn - w, " +-%lld", j);
+		break;
+	case FZ_SH_SPARSE:
+		/* Every k-th page of a range of up to 700 pages, in random order. */
+		k = 1 + fz_below(4);
+		m = 16 + fz_below(700);
+		if (m > fz_pages - 1)
+			m = fz_pages - 1;
+		m = m / k ? m / k : 1;
+		j = fz_pct(50) ? (long long)fz_below(pg) : -1;
+		for (i = 0; i < n; i++)
+			off[i] = (long long)(i % m) * k * pg + (j < 0 ? fz_below(pg) : j);
+		for (i = n; i-- > 1;) {
+			long long t = off[i];
+
+			k = fz_below(i + 1);
+			off[i] = off[k];
+			off[k] = t;
+		}
+		w = snprintf(desc, dn, "sparse, %lu slots", m);
+		break;
+	case FZ_SH_ALTERNATE:
+		far = fz_far_pages() * (fz_pct(30) ? -1 : 1);
+		p = fz_below(4);
+		d = p == 0 ? 0 : p == 1 ? (long long)fz_below(2 * pg) : fz_stride();
+		for (i = 0; i < n; i++)
+			off[i] = (long long)(i / 2) * d + (i & 1 ? far * (long long)pg : 0);
+		w = snprintf(desc, dn, "alternate %lld pages apart, step %lld B", far, d);
+		break;
+	case FZ_SH_MIX:
+		p = 5 + fz_below(50);
+		d = (long long)pg * (1 + fz_below(8));
+		cur = fz_below(span);
+		for (i = 0; i < n; i++) {
+			if (fz_pct(p))
+				cur = fz_below(span);
+			else
+				cur += (long long)fz_below(d + 1) - d / 4;
+			cur = (cur % span + span) % span;
+			off[i] = cur;
+		}
+		absolute = true;
+		w = snprintf(desc, dn, "mix, %u%% far, near within %lld B", p, d);
+		break;
+	case FZ_SH_RUN:
+		/* To and past the largest window: 512 pages. */
+		switch (fz_below(4)) {
+		case 0:
+			far = 511 + fz_below(3);
+			break;
+		case 1:
+			far = 1024;
+			break;
+		default:
+			far = 256 + fz_below(768);
+		}
+		if (far > fz_pages - 1)
+			far = fz_pages - 1;
+		len = far * pg / n;
+		if (len > 4 * (long long)pg)
+			len = 4 * pg;
+		if (!len)
+			len = 1;
+		j = fz_pct(70) ? 0 : fz_below(64);
+		p = fz_pct(60);
+		cur = fz_pct(50) ? 0 : fz_below(pg);
+		for (i = 0; i < n; i++) {
+			v[i].iov_len = p ? len : 1 + fz_below(2 * len);
+			off[i] = cur;
+			cur += v[i].iov_len + j;
+		}
+		w = snprintf(desc, dn, "run over %lld pages, %s %lld B, gap %lld B", far,
+			     p ? "length" : "lengths to", p ? len : 2 * len, j);
+		break;
+	case FZ_SH_EXCURSION:
+		/* Near elements, with blocks of elements outside the map in between. */
+		d = fz_near_stride();
+		cur = 0;
+		k = 1 + fz_below(4);
+		m = 0;
+		for (i = 0; i < n; i++) {
+			if (!m && fz_below(n) < k) {
+				static const unsigned char sz[] = { 31, 32, 33, 34 };
+
+				m = fz_pct(70) ? sz[fz_below(4)] : 1 + fz_below(64);
+				far = fz_pct(30) ? -129 - (long long)fz_below(400) : fz_far_pages();
+				blk = cur + far * (long long)pg;
+				j = fz_pct(50) ? d : fz_stride();
+			}
+			if (m) {
+				off[i] = blk;
+				blk += j;
+				m--;
+				continue;
+			}
+			off[i] = cur;
+			cur += d;
+		}
+		w = snprintf(desc, dn, "excursions from a %lld B stride", d);
+		break;
+	default:
+		/* Blocks going down, or up but each starting behind the last one's end. */
+		k = 1 + fz_below(64);
+		d = fz_near_stride();
+		p = fz_pct(50);
+		blk = 0;
+		far = 0;
+		for (i = 0; i < n; i++) {
+			if (i && i % k == 0) {
+				if (!far || fz_pct(20))
+					far = fz_pct(50) ? fz_far_pages() % 200 + 1 :
+							   1 + fz_below(127);
+				blk += (p ? 0 : (long long)k * d) - far * (long long)pg;
+			}
+			off[i] = blk + (long long)(i % k) * d;
+		}
+		w = snprintf(desc, dn, "behind, blocks of %lu, %s, step %lld B", k,
+			     p ? "down" : "sawtooth", d);
+	}
+	if (w >= 0 && (size_t)w < dn) {
+		if (sh == FZ_SH_RUN)
+			snprintf(desc + w, dn - w, ", x%lu", n);
+		else if (l.fixed)
+			snprintf(desc + w, dn - w, ", x%lu, length %zu", n, l.fixed);
+		else
+			snprintf(desc + w, dn - w, ", x%lu, lengths %s", n, fz_lens_name[l.mode]);
+	}
+	fz_place(v, off, n, a, absolute);
+	return n;
+}
+
+/*
+ * Draw a structured vector of @a: one shape, or two or three in a row; now
+ * and then with zero-length elements or one odd element in it.
+ */
+static unsigned long fz_shape(struct iovec *v, const struct fz_arena *a,
+			      const struct fz_arena *other, char *desc, size_t dn)
+{
+	unsigned long n = 0, i, k;
+	unsigned int segs = fz_pct(15) ? 2 + fz_below(2) : 1, s;
+	size_t w;
+
+	desc[0] = 0;
+	for (s = 0; s < segs && n < FZ_IOV_MAX; s++) {
+		w = strlen(desc);
+		if (s && w + 3 < dn)
+			w += snprintf(desc + w, dn - w, " + ");
+		n += fz_shape1(v + n, fz_off + n, (FZ_IOV_MAX - n) / (segs - s), a, desc + w,
+			       dn - w);
+	}
+	if (n && fz_pct(3))
+		for (k = 1 + fz_below(n / 8 + 1); k; k--)
+			v[fz_below(n)].iov_len = 0;
+	if (n && fz_pct(3)) {
+		i = fz_below(n);
+		if (fz_pct(50))
+			v[i].iov_base = (void *)fz_weird_addr(other);
+		else
+			v[i].iov_len = fz_huge_len();
+	}
+	return n;
+}
+
+/*
+ * The local side of a structured case, for @need remote bytes: mostly a few
+ * elements that can be accessed in full and add up to @need (or less, so that
+ * the local side ends first); else a shape too, or the usual draw.
+ */
+static void fz_shape_local(struct fz_case *c, size_t need)
+{
+	bool wr = !c->write;	/* readv writes the local side */
+	unsigned long k, i, n = 0;
+	unsigned int r = fz_below(100), tries;
+	uintptr_t base;
+	size_t len;
+
+	if (r < 12) {
+		c->ln = fz_shape(c->lv, &la, &ra, c->lshape, sizeof(c->lshape));
+		return;
+	}
+	if (r < 22) {
+		c->ln = fz_count();
+		n = c->ln > FZ_IOV_MAX ? FZ_IOV_MAX : c->ln;
+		fz_draw_side(c->lv, n, &la, &ra, wr, fz_pct(88), 0, n > 64);
+		return;
+	}
+	if (r < 40)
+		need = fz_below(need + 1);
+	k = 1 + fz_below(fz_pct(70) ? 4 : 64);
+	for (i = 0; i < k && need; i++) {
+		for (tries = 0; tries < 8; tries++) {
+			base = la.base + fz_below(fz_pages) * pg + (fz_pct(50) ? 0 : fz_below(pg));
+			if (fz_ok(&la, base, wr))
+				break;
+		}
+		len = i + 1 < k ? need / (k - i) : need;
+		if (!len)
+			len = need;
+		len = fz_acc(&la, base, len, wr);
+		c->lv[n].iov_base = (void *)base;
+		c->lv[n++].iov_len = len;
+		need -= len;
+	}
+	if (!n) {
+		c->lv[n].iov_base = (void *)la.base;
+		c->lv[n++].iov_len = 0;
+	}
+	c->ln = n;
+}
+
+/* Restore the remote pages that the last case made bad. */
+static void fz_inj_restore(void)
+{
+	while (fz_ninj) {
+		fz_ninj--;
+		fz_set_kind(&ra, fz_inj[fz_ninj].page, fz_inj[fz_ninj].kind);
+	}
+}
+
+/*
+ * Make a few remote pages of case @c bad for this case: pages that an element
+ * touches, or any page between the lowest and the highest element (then often
+ * one that no element touches).  Not present (untouched) pages too.
+ */
+static void fz_inj_draw(const struct fz_case *c)
+{
+	static const unsigned char kinds[] = { FZ_NONE, FZ_HOLE, FZ_RO, FZ_ZERO, FZ_NONE,
+					       FZ_HOLE, FZ_RO, FZ_ZERO, FZ_HOLE, FZ_NONE };
+	uintptr_t lo = UINTPTR_MAX, hi = 0, b;
+	unsigned long i, rn = c->rn > FZ_IOV_MAX ? FZ_IOV_MAX : c->rn;
+	unsigned int k;
+
+	if (!rn || !fz_pct(45))
+		return;
+	for (i = 0; i < rn; i++) {
+		b = (uintptr_t)c->rv[i].iov_base;
+		if (b - ra.base >= fz_pages * pg)
+			continue;
+		lo = b < lo ? b : lo;
+		hi = b > hi ? b : hi;
+	}
+	if (lo > hi)
+		return;
+	for (k = 1 + fz_below(FZ_INJ_MAX - 1); k; k--) {
+		i = fz_below(rn);
+		b = (uintptr_t)c->rv[i].iov_base;
+		if (fz_pct(40) || !c->rv[i].iov_len || c->rv[i].iov_len > 8 * pg)
+			b = lo + fz_below(hi - lo + 1);
+		else
+			b += fz_below(c->rv[i].iov_len);
+		if (b - ra.base >= fz_pages * pg)
+			continue;
+		fz_inj[fz_ninj].page = (b - ra.base) / pg;
+		fz_inj[fz_ninj].kind = ra.kind[fz_inj[fz_ninj].page];
+		fz_set_kind(&ra, fz_inj[fz_ninj++].page, kinds[fz_below(sizeof(kinds))]);
+		st.sh_inj++;
+	}
+}
+
+static void fz_draw_shaped(struct fz_case *c)
+{
+	size_t need = 0, cap = fz_pages * pg;
+	unsigned long i;
+
+	c->write = fz_pct(50);
+	c->flags = fz_draw_flags(c);
+	/* Flags the kernel does not know are tested enough by fz_draw(). */
+	if ((c->flags & ~flags_ok) && fz_pct(90)) {
+		c->flags = 0;
+		c->pidsel = 0;
+	}
+	c->lnull = false;
+	c->rnull = false;
+	c->lshape[0] = 0;
+	st.shaped++;
+	c->rn = fz_shape(c->rv, &ra, &la, c->rshape, sizeof(c->rshape));
+	for (i = 0; i < c->rn; i++)
+		need += c->rv[i].iov_len < cap ? c->rv[i].iov_len : cap;
+	fz_shape_local(c, need < cap ? need : cap);
+	fz_inj_draw(c);
 }
 
 /* ---- reporting and shrinking ----------------------------------------------- */
@@ -1186,14 +1833,17 @@ static void fz_print_side(const char *side, const struct iovec *v, unsigned long
 
 static void fz_print_layout(const struct fz_arena *a)
 {
-	char s[FZ_PAGES + 1];
-	unsigned int i;
+	char s[FZ_ROW + 1];
+	unsigned int i, j;
 
-	for (i = 0; i < FZ_PAGES; i++)
-		s[i] = fz_kind_char[a->kind[i]];
-	s[FZ_PAGES] = 0;
-	ksft_print_msg("  %s = 0x%llx, pages (w rw, z untouched, r ro, n none, . hole): |%s|\n",
-		       a->name, (unsigned long long)a->base, s);
+	ksft_print_msg("  %s = 0x%llx, pages (w rw, z untouched, r ro, n none, . hole):\n",
+		       a->name, (unsigned long long)a->base);
+	for (i = 0; i < fz_pages; i += FZ_ROW) {
+		for (j = 0; j < FZ_ROW && i + j < fz_pages; j++)
+			s[j] = fz_kind_char[a->kind[i + j]];
+		s[j] = 0;
+		ksft_print_msg("    %5u |%s|\n", i, s);
+	}
 }
 
 static void fz_print_case(const struct fz_case *c)
@@ -1204,16 +1854,21 @@ static void fz_print_case(const struct fz_case *c)
 		       c->write ? "process_vm_writev" : "process_vm_readv", c->flags,
 		       pids[c->pidsel], c->ln, c->lnull ? " (lvec NULL)" : "", c->rn,
 		       c->rnull ? " (rvec NULL)" : "", pg);
+	if (c->lshape[0])
+		ksft_print_msg("  local vector: %s\n", c->lshape);
 	fz_print_side("local", c->lv, c->ln, verbose);
+	if (c->rshape[0])
+		ksft_print_msg("  remote vector: %s\n", c->rshape);
 	fz_print_side("remote", c->rv, c->rn, verbose);
 	fz_print_layout(&la);
 	fz_print_layout(&ra);
 }
 
-static void fz_drop(struct iovec *v, unsigned long *n, unsigned long i)
+/* Drop elements @i to @i + @k - 1 of the @n of @v. */
+static void fz_drop(struct iovec *v, unsigned long *n, unsigned long i, unsigned long k)
 {
-	memmove(&v[i], &v[i + 1], (*n - i - 1) * sizeof(*v));
-	(*n)--;
+	memmove(&v[i], &v[i + k], (*n - i - k) * sizeof(*v));
+	*n -= k;
 }
 
 /* Whether @c, run from freshly rebuilt arenas, still fails. */
@@ -1224,12 +1879,15 @@ static bool fz_fails(const struct fz_case *c)
 	return fz_run_case(c, true) != 0;
 }
 
-/* Remove elements and flags from the failing case @c while it keeps failing. */
+/*
+ * Remove elements and flags from the failing case @c while it keeps failing:
+ * halves of a side first, then quarters..., then single elements.
+ */
 static void fz_shrink(struct fz_case *c)
 {
+	unsigned long i, k, blk, *n;
 	unsigned int tries = 0, side;
 	bool progress = true;
-	unsigned long i, *n;
 
 	while (progress && tries < FZ_SHRINK_TRIES) {
 		progress = false;
@@ -1237,16 +1895,20 @@ static void fz_shrink(struct fz_case *c)
 			n = side ? &c->rn : &c->ln;
 			if (*n > FZ_IOV_MAX)
 				continue;
-			for (i = *n; i-- > 0 && tries < FZ_SHRINK_TRIES; tries++) {
-				fz_try = *c;
-				if (side)
-					fz_drop(fz_try.rv, &fz_try.rn, i);
-				else
-					fz_drop(fz_try.lv, &fz_try.ln, i);
-				if (!fz_fails(&fz_try))
-					continue;
-				*c = fz_try;
-				progress = true;
+			for (blk = (*n + 1) / 2; blk; blk /= 2) {
+				for (i = *n; i > 0 && tries < FZ_SHRINK_TRIES; tries++) {
+					k = i < blk ? i : blk;
+					i -= k;
+					fz_try = *c;
+					if (side)
+						fz_drop(fz_try.rv, &fz_try.rn, i, k);
+					else
+						fz_drop(fz_try.lv, &fz_try.ln, i, k);
+					if (!fz_fails(&fz_try))
+						continue;
+					*c = fz_try;
+					progress = true;
+				}
 			}
 		}
 		if (c->flags && tries < FZ_SHRINK_TRIES) {
@@ -1280,15 +1942,19 @@ static void fz_usage(const char *prog)
 {
 	printf("Usage: %s [--seed N] [--iterations N] [--seconds S] [--check-pins]\n"
 	       "          [--pin-slack N] [--no-shrink] [--verbose] [--mainline]\n"
-	       "          [--faults | --faults-all]\n"
+	       "          [--faults | --faults-all] [--pages N] [--shapes]\n"
 	       "Defaults: a seed from the clock, 100000 iterations, at most 120 seconds.\n"
+	       "--pages N: pages in each arena, 8 to %d (default %d, with --shapes %d).\n"
+	       "--shapes: three cases in four get a structured remote vector (strides,\n"
+	       "sparse shuffles, alternating areas, runs past the largest window...),\n"
+	       "with bad pages of that case in it now and then.\n"
 	       "--mainline: expect liovcnt to be truncated to 32 bits, as mainline does\n"
 	       "(the man page and our kernel: EINVAL for liovcnt > IOV_MAX).\n"
 	       "--faults: the kernel injects allocation and user copy failures (enabled\n"
 	       "by the caller in debugfs, with task-filter): accept early ENOMEM/EFAULT\n"
 	       "and short counts; make-it-fail is set only around the calls under test.\n"
 	       "--faults-all: the same, but leave make-it-fail as inherited.\n",
-	       prog);
+	       prog, FZ_PAGES_MAX, FZ_PAGES, FZ_PAGES_SHAPES);
 }
 
 /*
@@ -1353,6 +2019,8 @@ int main(int argc, char **argv)
 		{ "mainline", no_argument, NULL, 'm' },
 		{ "faults", no_argument, NULL, 'f' },
 		{ "faults-all", no_argument, NULL, 'F' },
+		{ "pages", required_argument, NULL, 'P' },
+		{ "shapes", no_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -1361,10 +2029,12 @@ int main(int argc, char **argv)
 	bool have_seed = false, pins = false, shrink = true, faults_all = false, ref0, ref1;
 	double secs = 120, t0, el;
 	char path[64];
+	unsigned long long full_every;
 	unsigned int i;
+	long pages = 0;
 	int opt, tries = 0;
 
-	while ((opt = getopt_long(argc, argv, "s:i:t:pk:nvmfFh", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "s:i:t:pk:nvmfFP:Sh", opts, NULL)) != -1) {
 		switch (opt) {
 		case 's':
 			seed = strtoull(optarg, NULL, 0);
@@ -1398,6 +2068,16 @@ int main(int argc, char **argv)
 			faults = true;
 			faults_all = true;
 			break;
+		case 'P':
+			pages = strtol(optarg, NULL, 0);
+			if (pages < 8 || pages > FZ_PAGES_MAX) {
+				fprintf(stderr, "--pages: 8 to %d\n", FZ_PAGES_MAX);
+				return 2;
+			}
+			break;
+		case 'S':
+			shapes = true;
+			break;
 		case 'h':
 			fz_usage(argv[0]);
 			return 0;
@@ -1413,6 +2093,7 @@ int main(int argc, char **argv)
 		seed = ((unsigned long long)ts.tv_sec * 1000003ULL ^ ts.tv_nsec ^
 			(unsigned long long)getpid() << 20) % 1000000000000ULL;
 	}
+	fz_pages = pages ? pages : shapes ? FZ_PAGES_SHAPES : FZ_PAGES;
 	rng = seed;
 	if (faults && !faults_all)
 		fz_faults_narrow();
@@ -1421,6 +2102,9 @@ int main(int argc, char **argv)
 	ksft_set_plan(1);
 	ksft_print_msg("cma_fuzz: seed %llu (replay: --seed %llu), up to %llu iterations, %g s\n",
 		       seed, seed, iters, secs);
+	if (fz_pages != FZ_PAGES || shapes)
+		ksft_print_msg("arenas of %u pages%s\n", fz_pages,
+			       shapes ? ", structured remote vectors (--shapes)" : "");
 	if (faults)
 		ksft_print_msg("fault injection mode: %s\n",
 			       fz_mif >= 0 ? "make-it-fail set around the calls under test" :
@@ -1448,10 +2132,7 @@ int main(int argc, char **argv)
 		ksft_exit_skip("cannot map the arenas: %s\n", strerror(errno));
 	user_top = fz_probe_top();
 	ksft_print_msg("local ranges end at or below 0x%llx (access_ok)\n", user_top);
-	for (i = 0; i < FZ_PAGES; i++) {
-		la.kind[i] = fz_pick_kind(false);
-		ra.kind[i] = fz_pick_kind(true);
-	}
+	fz_first_layout();
 	if (fz_target_start())
 		ksft_exit_skip("cannot start the target: %s\n", strerror(errno));
 	snprintf(path, sizeof(path), "/proc/%d/mem", tpid);
@@ -1472,16 +2153,26 @@ int main(int argc, char **argv)
 		ksft_exit_skip("cannot set up the target's arena (%s)\n", why);
 	}
 
+	/* Full compares cost as much as the arenas are large: fewer of them. */
+	full_every = FZ_FULL_CHECK * (fz_pages > FZ_FULL_PAGES ? fz_pages / FZ_FULL_PAGES : 1);
 	t0 = fz_now();
 	for (it = 0; it < iters; it++) {
 		if ((it & 255) == 0 && it && secs > 0 && fz_now() - t0 >= secs)
 			break;
+		fz_inj_restore();
 		if (it && it % FZ_RELAYOUT == 0 && fz_relayout()) {
 			snprintf(why, sizeof(why), "cannot change the layout: %s", strerror(errno));
 			goto fail_infra;
 		}
-		fz_draw(&fz_cur);
-		if (fz_run_case(&fz_cur, (it + 1) % FZ_FULL_CHECK == 0))
+		if (shapes && fz_pct(75))
+			fz_draw_shaped(&fz_cur);
+		else
+			fz_draw(&fz_cur);
+		if (fz_redo && fz_target_layout()) {
+			snprintf(why, sizeof(why), "cannot change the layout: %s", strerror(errno));
+			goto fail_infra;
+		}
+		if (fz_run_case(&fz_cur, (it + 1) % full_every == 0))
 			goto mismatch;
 	}
 	if (fz_check_dirty(&la, true) || fz_check_dirty(&ra, true)) {
@@ -1498,6 +2189,15 @@ int main(int argc, char **argv)
 		       st.efault, st.ebadf, st.zero);
 	ksft_print_msg("transfers: full %lu, partial %lu, local fault %lu; %llu bytes moved\n",
 		       st.full, st.partial, st.lfault, st.bytes);
+	if (shapes) {
+		ksft_print_msg("structured: %lu cases; full %lu, partial %lu, EFAULT %lu\n",
+			       st.shaped, st.sh_full, st.sh_partial, st.sh_efault);
+		ksft_print_msg("  that moved bytes in remote pages over 128 pages: %lu, 512: %lu\n",
+			       st.sh_wide[0], st.sh_wide[1]);
+		ksft_print_msg("remote pages made bad for one case: %lu\n", st.sh_inj);
+		for (i = 0; i < FZ_SH_NR; i++)
+			ksft_print_msg("  %-10s %lu\n", fz_shape_name[i], st.sh_kind[i]);
+	}
 	if (faults) {
 		ksft_print_msg("failed early (injected): ENOMEM %lu, EFAULT %lu; cut short %lu\n",
 			       st.inj_enomem, st.inj_efault, st.inj_short);
