@@ -1387,10 +1387,13 @@ static size_t fz_lens_next(const struct fz_lens *l)
 	return l->fixed ? l->fixed : fz_shape_len1(l->mode);
 }
 
-/* A stride: sub-page, one or two pages, a page or two and a little, many pages. */
+/*
+ * A stride: sub-page, one or two pages, a page or two and a little, many
+ * pages, more than the look-ahead map (each element outside the last one's).
+ */
 static long long fz_stride(void)
 {
-	switch (fz_below(10)) {
+	switch (fz_below(11)) {
 	case 0:
 		return 1 + fz_below(pg / 2);
 	case 1:
@@ -1409,6 +1412,8 @@ static long long fz_stride(void)
 		return (17 + fz_below(112)) * pg;
 	case 8:
 		return (1 + fz_below(4)) * pg - 1 - fz_below(64);
+	case 9:
+		return (513 + fz_below(fz_pages)) * pg + fz_below(pg);
 	default:
 		return 1 + fz_below(8 * pg);
 	}
@@ -1507,6 +1512,8 @@ static unsigned long fz_shape1(struct iovec *v, long long *off, unsigned long ma
 	struct fz_lens l;
 	int w = 0;
 
+	if (!n)
+		return 0;
 	st.sh_kind[sh]++;
 	fz_lens_init(&l);
 	for (i = 0; i < n; i++)
@@ -1561,7 +1568,7 @@ static unsigned long fz_shape1(struct iovec *v, long long *off, unsigned long ma
 		w = snprintf(desc, dn, "alternate %lld pages apart, step %lld B", far, d);
 		break;
 	case FZ_SH_MIX:
-		p = 5 + fz_below(50);
+		p = fz_pct(10) ? 100 : 5 + fz_below(50);
 		d = (long long)pg * (1 + fz_below(8));
 		cur = fz_below(span);
 		for (i = 0; i < n; i++) {
