@@ -1862,10 +1862,10 @@ static void fz_print_case(const struct fz_case *c)
 		       pids[c->pidsel], c->ln, c->lnull ? " (lvec NULL)" : "", c->rn,
 		       c->rnull ? " (rvec NULL)" : "", pg);
 	if (c->lshape[0])
-		ksft_print_msg("  local vector: %s\n", c->lshape);
+		ksft_print_msg("  local vector drawn as: %s\n", c->lshape);
 	fz_print_side("local", c->lv, c->ln, verbose);
 	if (c->rshape[0])
-		ksft_print_msg("  remote vector: %s\n", c->rshape);
+		ksft_print_msg("  remote vector drawn as: %s\n", c->rshape);
 	fz_print_side("remote", c->rv, c->rn, verbose);
 	fz_print_layout(&la);
 	fz_print_layout(&ra);
