@@ -3,7 +3,7 @@
 # is one stage: exit status 0 pass, 77 skip, anything else fail.
 
 CHECK_STAGES="base series-sync series-am checkpatch kernel-doc bisect kernel w1-sparse \
-cross-i386 cross-arm64 docs man-page selftests-build vm-exit-status vm-add loggate demo vm-selftests \
+cross-i386 cross-arm64 cross-arm64-64k docs man-page selftests-build vm-exit-status vm-add loggate demo vm-selftests \
 vm-fuzz vm-glibc native-selftests debug-vm"
 # Stages that run only when STAGES names them.
 EXTRA_STAGES="uml-selftests"
@@ -94,17 +94,21 @@ st_bisect() {
 	done
 }
 
-# kconfig_for SRC OBJ ARCH CROSS: tinyconfig + the VM fragment (x86) or a
-# minimal one (others), kept while the fragment is unchanged.
+# kconfig_for SRC OBJ ARCH CROSS [FRAGMENTS]: tinyconfig + the VM fragment
+# (x86) or a minimal one (others), plus FRAGMENTS, kept while the
+# fragments are unchanged.
 kconfig_for() {
 	local src=$1 obj=$2 arch=$3 cross=$4 frag key
 	frag=$ROOT/vm/config.fragment
 	[ "$arch" = x86_64 ] || frag=$ROOT/vm/cross-$arch.fragment
-	key=$(sha1sum <"$frag" | cut -c1-16)
+	frag="$frag ${5:-}"
+	# shellcheck disable=SC2086
+	key=$(cat $frag | sha1sum | cut -c1-16)
 	mkdir -p "$obj"
 	[ "$(cat "$obj/.cma-config" 2>/dev/null)" = "$key" ] && return 0
 	make -s -C "$src" O="$obj" ARCH="$arch" CROSS_COMPILE="$cross" tinyconfig >/dev/null &&
-	(cd "$obj" && "$src/scripts/kconfig/merge_config.sh" -m -O "$obj" "$obj/.config" "$frag") >/dev/null &&
+	# shellcheck disable=SC2086
+	(cd "$obj" && "$src/scripts/kconfig/merge_config.sh" -m -O "$obj" "$obj/.config" $frag) >/dev/null &&
 	make -s -C "$src" O="$obj" ARCH="$arch" CROSS_COMPILE="$cross" olddefconfig >/dev/null || return 1
 	grep -q '^CONFIG_CROSS_MEMORY_ATTACH=y' "$obj/.config" || { echo "$arch: CMA not enabled"; return 1; }
 	echo "$key" >"$obj/.cma-config"
@@ -120,9 +124,10 @@ st_w1_sparse() {
 	# The same CC and HOSTCC as vm/build.sh: any other value makes the
 	# next kernel build reconfigure and recompile every object.
 	out=$(make -s -C "$B/tree" O="$B/obj-patched" ARCH=x86_64 CC="ccache gcc" HOSTCC="ccache gcc" \
-		W=1 C=2 mm/process_vm_access.o 2>&1)
+		W=1 C=2 KCFLAGS=-fstack-usage mm/process_vm_access.o 2>&1)
 	echo "$out"
-	! echo "$out" | grep -E 'process_vm_access|process_vm\.h' | grep -qiE 'warning|error'
+	echo "$out" | grep -E 'process_vm_access|process_vm\.h' | grep -qiE 'warning|error' && return 1
+	stack_report "$B/obj-patched"
 }
 
 # The final tree also builds our code and syscall tables for i386 and arm64.
@@ -135,6 +140,16 @@ st_cross_arm64() {
 	kconfig_for "$B/tree" "$B/obj-arm64" arm64 aarch64-linux-gnu- || return 1
 	cross_build arm64 aarch64-linux-gnu- "$B/obj-arm64" arch/arm64/kernel/sys.o arch/arm64/kernel/sys32.o
 }
+# 64 KiB pages: the limits are in bytes, and the stack frames stay under the
+# default FRAME_WARN (a larger frame is a warning, and fails W=1 here).
+st_cross_arm64_64k() {
+	need gcc-aarch64-linux-gnu
+	kconfig_for "$B/tree" "$B/obj-arm64-64k" arm64 aarch64-linux-gnu- "$ROOT/vm/cross-arm64-64k.fragment" ||
+		return 1
+	grep -q '^CONFIG_ARM64_64K_PAGES=y' "$B/obj-arm64-64k/.config" || { echo "64 KiB pages not set"; return 1; }
+	echo "FRAME_WARN: $(sed -n 's/^CONFIG_FRAME_WARN=//p' "$B/obj-arm64-64k/.config")"
+	cross_build arm64 aarch64-linux-gnu- "$B/obj-arm64-64k" arch/arm64/kernel/sys.o
+}
 
 # cross_build ARCH CROSS OBJDIR TABLE_OBJS...: our file with W=1 (no
 # warning allowed), then the syscall table objects (the tables themselves
@@ -145,13 +160,21 @@ cross_build() {
 	local kmake=(make -s -C "$B/tree" O="$obj" ARCH="$arch" CROSS_COMPILE="$cross"
 		     CC="ccache ${cross}gcc" HOSTCC="ccache gcc" -j"$JOBS")
 	rm -f "$obj/mm/process_vm_access.o"
-	out=$("${kmake[@]}" W=1 mm/process_vm_access.o 2>&1)
+	out=$("${kmake[@]}" W=1 KCFLAGS=-fstack-usage mm/process_vm_access.o 2>&1)
 	echo "$out"
 	echo "$out" | grep -qiE 'warning|error' && return 1
 	test -f "$obj/mm/process_vm_access.o" || return 1
+	stack_report "$obj"
 	"${kmake[@]}" "$@" || return 1
 	for o in "$@"; do test -f "$obj/$o" || return 1; done
 	echo "$arch: mm/process_vm_access.o (W=1, clean) and $* built"
+}
+
+# stack_report OBJ: the stack frames of our functions (-fstack-usage),
+# largest first.
+stack_report() {
+	echo "stack frames (bytes) of mm/process_vm_access.c in $(basename "$1"):"
+	sort -t'	' -k2,2nr "$1/mm/process_vm_access.su" | awk -F'\t' '{ n = split($1, a, ":"); printf "  %6s %-8s %s\n", $2, $3, a[n] }'
 }
 
 st_selftests_build() { "$ROOT/vm/userspace.sh" selftests demo; }
