@@ -13,15 +13,20 @@
  * is kept pinned: one contiguous range of user pages, pinned under a
  * single hold of the target's mmap lock.  Each remote element is copied
  * from the window as long as its pages lie inside it; only an element that
- * leaves the window releases it and pins a new one.  Before a window is
- * pinned, the elements that follow are looked at: the pages they touch
- * around the current page are marked in a small bitmap, and the window
- * becomes the run of marked pages that holds the current page, up to the
- * capacity of the page array.  Elements may come in any order, so a
- * shuffled gather of a thousand small elements lying in a few pages costs
- * one lock, one pin and one unpin, where a per-element scheme pays for
- * each element.  Pages that no element touches are never pinned, so a hole
- * between elements is never an error.
+ * leaves the window releases it and pins a new one.  To choose a window,
+ * the pages that the following elements touch near the current page are
+ * marked in a small bitmap (the map), which serves the windows after it
+ * for as long as the elements stay inside it.  The window then grows from
+ * the current element's pages over the elements that follow, in order,
+ * while each lies in marked pages: the first element that does not would
+ * end the window anyway.  Elements may come in any order, so a shuffled
+ * gather of a thousand small elements lying in a few pages costs one lock,
+ * one pin and one unpin, where a per-element scheme pays for each element.
+ * Pages that no element touches are never pinned, so a hole between
+ * elements is never an error.  Looking at elements is bounded per call
+ * (PVM_LOOKS_PER_SEG per remote element): layouts that share no pages,
+ * such as a stride of two pages or a scatter over a large area, fall back
+ * to one window per element, as cheaply as a per-element scheme.
  *
  * Only the pages of the element being copied are faulted in.  The pages
  * that the window holds for later elements are pinned only if they are
@@ -59,6 +64,7 @@
 #include <linux/ptrace.h>
 #include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
+#include <linux/sizes.h>
 #include <linux/slab.h>
 #include <linux/syscalls.h>
 #include <linux/uio.h>
@@ -68,18 +74,32 @@
 
 #define PROCESS_VM_SUPPORTED_FLAGS	(PROCESS_VM_PIDFD | PROCESS_VM_NOWAIT)
 
-/* Page pointers kept on the stack: enough for a 128 KiB transfer. */
+/*
+ * Limits are set in bytes, so that they hold on every page size: a window
+ * covers at most 2 MiB (512 pages of 4 KiB, 32 of 64 KiB), so no single
+ * step of a copy moves more than that.
+ */
+#define PVM_MAX_PAGES		(SZ_2M >> PAGE_SHIFT)
+/* Page pointers kept on the stack: 128 KiB of 4 KiB pages. */
 #define PVM_STACK_PAGES		32
-/* Largest window: one page of pointers, 2 MiB of 4 KiB pages. */
-#define PVM_MAX_PAGES		(PAGE_SIZE / sizeof(struct page *))
-/* Pages before the current one that a window may start at. */
+/* Pages before the current one that a new map of touched pages covers. */
 #define PVM_SCAN_BEFORE		(PVM_MAX_PAGES / 4)
-/* Pages around the current one looked at when choosing a window. */
-#define PVM_SCAN_PAGES		(PVM_SCAN_BEFORE + PVM_MAX_PAGES)
-/* Consecutive elements outside those pages that end the look-ahead. */
+/* Pages that the map of touched pages covers. */
+#define PVM_MAP_PAGES		(PVM_SCAN_BEFORE + PVM_MAX_PAGES)
+/* Consecutive elements outside the map that end a scan. */
 #define PVM_SCAN_MISSES		32
+/* Elements a call may look at, per remote element, to choose windows. */
+#define PVM_LOOKS_PER_SEG	4
+/*
+ * A window pays for pinning each of its pages; an element served from it
+ * saves a window of its own (the lock, the calls into GUP, a release) and
+ * that window's page.  Costs in units of a quarter page: a window grows to
+ * serve more elements only while it pins at most 4/3 of a page for each.
+ */
+#define PVM_GAIN_PER_SEG	4
+#define PVM_COST_PER_PAGE	3
 /* Bytes copied between checks for a fatal signal and for rescheduling. */
-#define PVM_CHECK_BYTES		(PVM_MAX_PAGES * PAGE_SIZE)
+#define PVM_CHECK_BYTES		SZ_2M
 
 /**
  * struct pvm_xfer - state of one process_vm_readv/writev call
@@ -92,6 +112,10 @@
  * @max_pages:	capacity of @pages
  * @first:	page number (address >> PAGE_SHIFT) of @pages[0]
  * @nr:		number of pages pinned in the window
+ * @map_base:	page number of the first page that @map covers
+ * @map_seg:	elements below this index have been looked at for @map
+ * @looks:	elements the call may still look at to choose windows
+ * @map:	pages that the elements looked at touch, from @map_base on
  * @stack_pages: the on-stack page array @pages starts with
  */
 struct pvm_xfer {
@@ -104,6 +128,10 @@ struct pvm_xfer {
 	unsigned long max_pages;
 	unsigned long first;
 	unsigned long nr;
+	unsigned long map_base;
+	unsigned long map_seg;
+	unsigned long looks;
+	DECLARE_BITMAP(map, PVM_MAP_PAGES);
 	struct page *stack_pages[PVM_STACK_PAGES];
 };
 
@@ -154,6 +182,101 @@ static void pvm_grow(struct pvm_xfer *x, unsigned long want)
 }
 
 /**
+ * pvm_extent() - the first and last page of a range of user addresses
+ * @addr: the range's first byte
+ * @len: its length, not zero
+ * @p0: set to the page number of its first page
+ * @p1: set to the page number of its last page
+ *
+ * A range that wraps the address space is taken to end at the last page;
+ * pinning it fails anyway.
+ */
+static void pvm_extent(unsigned long addr, size_t len, unsigned long *p0,
+		       unsigned long *p1)
+{
+	unsigned long last = addr + len - 1;
+
+	if (last < addr)
+		last = ULONG_MAX;
+	*p0 = addr >> PAGE_SHIFT;
+	*p1 = last >> PAGE_SHIFT;
+}
+
+/**
+ * pvm_map() - map the pages that the next elements touch
+ * @x: the transfer
+ * @riov: the remote iovecs
+ * @nr_segs: number of remote iovecs
+ * @seg: index of the element being copied
+ * @addr: remote address the copy resumes at, inside element @seg
+ * @len: bytes of element @seg that the call will copy, not zero
+ * @left: bytes that the caller's buffers take after those
+ *
+ * Starts a new map around the page of @addr and marks in it the pages of
+ * element @seg and of the elements after it, as far as the caller's
+ * buffers reach, until PVM_SCAN_MISSES elements in a row fall outside the
+ * map or the call's allowance of looks runs out.
+ */
+static void pvm_map(struct pvm_xfer *x, const struct iovec *riov,
+		    unsigned long nr_segs, unsigned long seg,
+		    unsigned long addr, size_t len, size_t left)
+{
+	unsigned long cur = addr >> PAGE_SHIFT;
+	unsigned long base = cur - min(cur, PVM_SCAN_BEFORE);
+	unsigned int misses = 0;
+	unsigned long p0, p1;
+
+	x->map_base = base;
+	bitmap_zero(x->map, PVM_MAP_PAGES);
+	for (;;) {
+		if (len) {
+			pvm_extent(addr, len, &p0, &p1);
+			if (p1 >= base && p0 < base + PVM_MAP_PAGES) {
+				p0 = max(p0, base) - base;
+				p1 = min(p1 - base, PVM_MAP_PAGES - 1);
+				if (p0 == p1)
+					__set_bit(p0, x->map);
+				else
+					bitmap_set(x->map, p0, p1 - p0 + 1);
+				misses = 0;
+			} else if (++misses > PVM_SCAN_MISSES) {
+				seg++;
+				break;
+			}
+		}
+		if (!left || ++seg >= nr_segs || !x->looks)
+			break;
+		x->looks--;
+		addr = (unsigned long)riov[seg].iov_base;
+		len = min(riov[seg].iov_len, left);
+		left -= len;
+	}
+	x->map_seg = seg;
+}
+
+/**
+ * pvm_map_holds() - whether every page of a range is marked in the map
+ * @x: the transfer
+ * @p0: page number of the range's first page
+ * @p1: page number of the page after the range
+ *
+ * Return: true if the range lies in the map and all its pages are marked.
+ */
+static bool pvm_map_holds(const struct pvm_xfer *x, unsigned long p0,
+			  unsigned long p1)
+{
+	if (p0 >= p1)
+		return true;
+	if (p0 < x->map_base || p1 > x->map_base + PVM_MAP_PAGES)
+		return false;
+	/* Ranges are a page or two: a window only grows, up to its limit. */
+	for (; p0 < p1; p0++)
+		if (!test_bit(p0 - x->map_base, x->map))
+			return false;
+	return true;
+}
+
+/**
  * pvm_window() - choose the pages of the next window
  * @x: the transfer
  * @riov: the remote iovecs
@@ -163,70 +286,78 @@ static void pvm_grow(struct pvm_xfer *x, unsigned long want)
  * @len: bytes left in element @seg
  * @first: set to the page number of the window's first page
  *
- * Marks the pages that the next elements touch (no more bytes than the
- * caller's buffers can take) in a map of the pages around the page of
- * @addr, then returns the run of touched pages that contains it.  The last
- * element that the call reaches simply gets its own pages.  Elements
- * may come in any order: a shuffled gather over a few pages still gets one
- * window.  Pages that no element touches are never part of a window.
+ * The window starts as the pages that element @seg needs from @addr on,
+ * and widens over the elements that follow, in order, for as long as
+ * each of them lies in pages marked in the map of touched pages and the
+ * window stays within PVM_MAX_PAGES.  The first element that does not
+ * would leave the window and end it anyway, so no page is pinned for an
+ * element after it.  Of the windows met on the way, the one that serves
+ * the most elements for the pages it pins (PVM_GAIN_PER_SEG against
+ * PVM_COST_PER_PAGE) is taken: two elements far apart in a run of
+ * touched pages do not pin the pages between them.
+ *
+ * The map is reused from one window to the next while it covers the
+ * current element; a new one is made when it does not.  The last element
+ * that the call reaches, and an element of PVM_MAX_PAGES pages or more,
+ * simply get their own pages.  Every element looked at costs one of the
+ * call's looks; once they run out, every window is its element's own
+ * pages, so the work of choosing windows stays in proportion to the
+ * number of elements whatever their layout.
  *
  * Return: the number of pages, at least one and at most PVM_MAX_PAGES.
  */
-static unsigned long pvm_window(const struct pvm_xfer *x,
+static unsigned long pvm_window(struct pvm_xfer *x,
 				const struct iovec *riov, unsigned long nr_segs,
 				unsigned long seg, unsigned long addr, size_t len,
 				unsigned long *first)
 {
-	DECLARE_BITMAP(touched, PVM_SCAN_PAGES) __uninitialized;
 	unsigned long cur = addr >> PAGE_SHIFT;
-	unsigned long base = cur - min(cur, PVM_SCAN_BEFORE);
-	size_t budget = iov_iter_count(x->iter);
-	unsigned int misses = 0;
-	unsigned long lo, hi;
+	size_t left = iov_iter_count(x->iter);
+	unsigned long lo, hi, p0, p1, nlo, nhi, best_lo, best_hi;
+	long score, best;
 
-	/* The last element the call reaches: there is nothing to look at. */
-	if (seg + 1 == nr_segs || len >= budget) {
-		len = min(len, budget);
-		*first = cur;
-		return min(DIV_ROUND_UP(offset_in_page(addr) + len, PAGE_SIZE),
-			   PVM_MAX_PAGES);
-	}
+	len = min(len, left);
+	left -= len;
+	lo = cur;
+	hi = cur + DIV_ROUND_UP(offset_in_page(addr) + len, PAGE_SIZE);
+	*first = cur;
+	if (seg + 1 == nr_segs || !left || hi - lo >= PVM_MAX_PAGES ||
+	    !x->looks)
+		return min(hi - lo, PVM_MAX_PAGES);
 
-	bitmap_zero(touched, PVM_SCAN_PAGES);
-	for (;;) {
-		unsigned long last_byte, p0, p1;
+	/* A new map unless this one covers the element, with room after it. */
+	if (seg >= x->map_seg || cur < x->map_base ||
+	    hi + PVM_SCAN_BEFORE > x->map_base + PVM_MAP_PAGES)
+		pvm_map(x, riov, nr_segs, seg, addr, len, left);
 
-		len = min(len, budget);
-		if (len) {
-			last_byte = addr + len - 1;
-			if (last_byte < addr)	/* wraps: it faults anyway */
-				last_byte = ULONG_MAX;
-			p0 = addr >> PAGE_SHIFT;
-			p1 = last_byte >> PAGE_SHIFT;
-			if (p1 >= base && p0 < base + PVM_SCAN_PAGES) {
-				p0 = max(p0, base) - base;
-				p1 = min(p1 - base, PVM_SCAN_PAGES - 1);
-				bitmap_set(touched, p0, p1 - p0 + 1);
-				misses = 0;
-			} else if (++misses > PVM_SCAN_MISSES) {
-				break;
-			}
-			budget -= len;
-			if (!budget)
-				break;
-		}
-		if (++seg >= nr_segs)
+	best_lo = lo;
+	best_hi = hi;
+	score = PVM_GAIN_PER_SEG - PVM_COST_PER_PAGE * (long)(hi - lo);
+	best = score;
+	while (left && ++seg < nr_segs && x->looks) {
+		x->looks--;
+		len = min(riov[seg].iov_len, left);
+		if (!len)
+			continue;
+		left -= len;
+		pvm_extent((unsigned long)riov[seg].iov_base, len, &p0, &p1);
+		nlo = min(lo, p0);
+		nhi = max(hi, p1 + 1);
+		if (nhi - nlo > PVM_MAX_PAGES ||
+		    !pvm_map_holds(x, nlo, lo) || !pvm_map_holds(x, hi, nhi))
 			break;
-		addr = (unsigned long)riov[seg].iov_base;
-		len = riov[seg].iov_len;
+		score += PVM_GAIN_PER_SEG -
+			 PVM_COST_PER_PAGE * (long)(nhi - nlo - (hi - lo));
+		lo = nlo;
+		hi = nhi;
+		if (score > best) {
+			best = score;
+			best_lo = lo;
+			best_hi = hi;
+		}
 	}
-
-	lo = cur - base;
-	hi = find_next_zero_bit(touched, PVM_SCAN_PAGES, lo);
-	while (lo && test_bit(lo - 1, touched))
-		lo--;
-	*first = base + lo;
-	return min(hi - lo, PVM_MAX_PAGES);
+	*first = best_lo;
+	return best_hi - best_lo;
 }
 
 /**
@@ -550,8 +681,6 @@ static struct mm_struct *pvm_target_mm(pid_t pid, unsigned long flags)
 
 	mm = mm_access(task, PTRACE_MODE_ATTACH_REALCREDS);
 	put_task_struct(task);
-	if (!mm)
-		return ERR_PTR(-ESRCH);
 	if (IS_ERR(mm) && PTR_ERR(mm) == -EACCES)
 		return ERR_PTR(-EPERM);
 	return mm;
@@ -645,6 +774,8 @@ static ssize_t process_vm_rw(pid_t pid, const struct iovec __user *lvec,
 	x.max_pages = PVM_STACK_PAGES;
 	x.first = 0;
 	x.nr = 0;
+	x.map_seg = 0;
+	x.looks = riovcnt * PVM_LOOKS_PER_SEG;
 
 	ret = pvm_transfer(&x, riov, riovcnt);
 
