@@ -257,7 +257,10 @@ st_native_selftests() {
 	done
 	[ -n "$abis" ] || return 1
 	# shellcheck disable=SC2086
-	"$B/add/selftests/cma/run-tests" $abis
+	"$B/add/selftests/cma/run-tests" $abis || return 1
+	# The fuzzer's model against mainline's code, on every landing.
+	"$B/add/selftests/cma/x86_64/cma_fuzz" --mainline --shapes --seed "${FUZZ_SEED:-$(date +%s)}" \
+		--seconds "${FUZZ_SECONDS:-4}" --iterations 100000000 --check-pins
 }
 
 # Documentation/cma.rst parses cleanly with docutils; get_maintainer.pl
@@ -283,13 +286,15 @@ PY
 
 st_man_page() { need man-db groff-base; sh "$ROOT/man/check.sh"; }
 
-# The seeded fuzzer in the VM, every ABI, with the pin balance checked.
-# FUZZ_SECONDS sets the budget per ABI; a failure prints the seed to replay.
+# The seeded fuzzer in the VM, every ABI, with the pin balance checked: its
+# random draws, then --shapes (structured vectors over 2048-page arenas).
+# FUZZ_SECONDS sets each budget per ABI; a failure prints the seed to replay.
 st_vm_fuzz() {
 	local secs=${FUZZ_SECONDS:-4} seed=${FUZZ_SEED:-$(date +%s)}
 	"$ROOT/vm/run" --timeout 900 --add "$B/add/selftests" -- sh -c "
 		for abi in x86_64 i386 x32; do
 			/cma/\$abi/cma_fuzz --seed $seed --seconds $secs --iterations 100000000 --check-pins || exit 1
+			/cma/\$abi/cma_fuzz --shapes --seed $seed --seconds $secs --iterations 100000000 --check-pins || exit 1
 		done"
 }
 

@@ -5,7 +5,8 @@
 # check-debug, inside the debug VM (busybox sh).  Expects the static selftests under /cma/<abi>/ and
 # /cma/run-tests.  Stages:
 #   1. the selftests, every ABI;
-#   2. cma_fuzz with a fixed seed, ITERATIONS per ABI (default 40000; a
+#   2. cma_fuzz with a fixed seed, ITERATIONS per ABI (default 40000, and
+#      ITERATIONS/20 with --shapes: structured vectors over large arenas; a
 #      seed and a count replay exactly), pins checked;
 #   3. cma_fuzz --faults with failslab, fail_page_alloc and fail_usercopy
 #      (task-filter: only tasks with make-it-fail; the fuzzer sets its own
@@ -95,6 +96,10 @@ limit=$((iters / 100 + 300))
 for a in $abis; do
 	check "cma_fuzz $a --seed $seed --iterations $iters" /cma/$a/cma_fuzz \
 		--seed "$seed" --seconds 100000 --iterations "$iters" --check-pins
+	# Structured remote vectors over 2048-page arenas (strides, sparse
+	# shuffles, far/near mixes): where the window choice is weakest.
+	check "cma_fuzz $a --shapes --seed $seed --iterations $((iters / 20 + 1))" /cma/$a/cma_fuzz \
+		--shapes --seed "$seed" --seconds 100000 --iterations $((iters / 20 + 1)) --check-pins
 done
 limit=$save
 
