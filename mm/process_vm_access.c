@@ -107,7 +107,8 @@
  * @iter:	the caller's buffers
  * @gup_flags:	flags for pin_user_pages_remote()
  * @write:	true for process_vm_writev()
- * @nowait:	do not wait for locks, I/O or userfaultfd on the remote side
+ * @nowait:	PROCESS_VM_NOWAIT: do not wait for the target's mmap lock, or
+ *		for I/O or a userfaultfd handler to fault a remote page in
  * @pages:	the window's pinned pages
  * @max_pages:	capacity of @pages
  * @first:	page number (address >> PAGE_SHIFT) of @pages[0]
@@ -162,7 +163,9 @@ static void pvm_release(struct pvm_xfer *x)
  * pages than it holds.  Arrays grow in powers of two up to PVM_MAX_PAGES,
  * so a call allocates no more than its windows need (a 256 KiB transfer
  * takes 512 bytes, not a page).  Failure is not an error: the transfer
- * goes on with smaller windows.  Must be called with no pages pinned.
+ * goes on with smaller windows, so with PROCESS_VM_NOWAIT the allocation
+ * does not wait for memory to be reclaimed.  Must be called with no pages
+ * pinned.
  */
 static void pvm_grow(struct pvm_xfer *x, unsigned long want)
 {
@@ -172,7 +175,8 @@ static void pvm_grow(struct pvm_xfer *x, unsigned long want)
 	if (want <= x->max_pages || x->max_pages >= PVM_MAX_PAGES)
 		return;
 	n = min(roundup_pow_of_two(want), PVM_MAX_PAGES);
-	pages = kmalloc_array(n, sizeof(*pages), GFP_KERNEL | __GFP_NOWARN);
+	pages = kmalloc_array(n, sizeof(*pages),
+			      (x->nowait ? GFP_NOWAIT : GFP_KERNEL) | __GFP_NOWARN);
 	if (!pages)
 		return;
 	if (x->pages != x->stack_pages)
