@@ -69,7 +69,6 @@
 #include <linux/syscalls.h>
 #include <linux/uio.h>
 
-#include <uapi/linux/pidfd.h>
 #include <uapi/linux/process_vm.h>
 
 #define PROCESS_VM_SUPPORTED_FLAGS	(PROCESS_VM_PIDFD | PROCESS_VM_NOWAIT)
@@ -648,18 +647,10 @@ static struct task_struct *pvm_find_task(pid_t pid, unsigned long flags)
 {
 	struct task_struct *task;
 	unsigned int f_flags;
-	struct pid *p;
 
-	if (flags & PROCESS_VM_PIDFD) {
-		p = pidfd_get_pid(pid, &f_flags);
-		if (IS_ERR(p))
-			return ERR_CAST(p);
-		task = get_pid_task(p, (f_flags & PIDFD_THREAD) ?
-				    PIDTYPE_PID : PIDTYPE_TGID);
-		put_pid(p);
-	} else {
-		task = find_get_task_by_vpid(pid);
-	}
+	if (flags & PROCESS_VM_PIDFD)
+		return pidfd_get_task(pid, &f_flags);
+	task = find_get_task_by_vpid(pid);
 	return task ? task : ERR_PTR(-ESRCH);
 }
 
