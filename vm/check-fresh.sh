@@ -66,6 +66,9 @@ if [ "${1:-}" = --inside ]; then
 	mount --bind "$apt_cache" "$root$apt_cache"
 	env=(HOME=/root PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin)
 	[ -z "${CI:-}" ] || env+=("CI=$CI")
+	# The caller's locale, as a login on this machine has it: ccache keys
+	# its results on LANG and LC_*, so without it nothing would hit.
+	while IFS= read -r v; do env+=("$v"); done < <(env | grep -E '^(LANG|LANGUAGE|LC_[A-Z]+)=' || true)
 	fails=0
 	for cmd in ${FRESH_CMDS:-run check}; do
 		t0=$(date +%s)
