@@ -10,23 +10,22 @@
  * The algorithm
  * -------------
  * The remote iovecs are consumed in order while a "window" of remote pages
- * is kept pinned: one contiguous range of user pages, pinned under a
- * single hold of the target's mmap lock.  Each remote element is copied
- * from the window as long as its pages lie inside it; only an element that
- * leaves the window releases it and pins a new one.  To choose a window,
- * the pages that the following elements touch near the current page are
- * marked in a small bitmap (the map), which serves the windows after it
- * for as long as the elements stay inside it.  The window then grows from
- * the current element's pages over the elements that follow, in order,
- * while each lies in marked pages: the first element that does not would
- * end the window anyway.  Elements may come in any order, so a shuffled
- * gather of a thousand small elements lying in a few pages costs one lock,
- * one pin and one unpin, where a per-element scheme pays for each element.
- * Pages that no element touches are never pinned, so a hole between
- * elements is never an error.  Looking at elements is bounded per call
- * (PVM_LOOKS_PER_SEG per remote element): layouts that share no pages,
- * such as a stride of two pages or a scatter over a large area, fall back
- * to one window per element, as cheaply as a per-element scheme.
+ * is kept pinned: a set of user pages within a span of at most 2 MiB,
+ * pinned under a single hold of the target's mmap lock and released in
+ * one call.  Each remote element is copied from the window as long as its
+ * pages are in it; only an element that leaves the window releases it and
+ * pins a new one.  A new window holds the pages of the current element and
+ * of the elements that follow it, in order, for as long as they fit the
+ * span: exactly the elements it will serve before the copy leaves it.
+ * Elements may come in any order, so a shuffled gather of a thousand small
+ * elements lying in a few pages, or a vector with one element every two
+ * pages, costs one lock, one pin of each page and one release, where a
+ * per-element scheme pays a lock, a pin and an unpin for each element.
+ * Only pages that elements touch are pinned, so a hole between elements is
+ * never pinned and never an error.  Looking at elements is bounded per call
+ * (PVM_LOOKS_PER_SEG per remote element), and a window spans more than a
+ * few pages only where its pages are dense, so no layout costs more than
+ * one window per element.
  *
  * Only the pages of the element being copied are faulted in.  The pages
  * that the window holds for later elements are pinned only if they are
@@ -41,10 +40,11 @@
  * in physical memory, is copied in one step rather than page by page.
  * Small calls use an on-stack page array; a larger array is allocated only
  * when a window wants more pages than the stack array holds, and if that
- * allocation fails the transfer continues with the small array.  Between
- * windows the transfer reschedules if needed and stops early when a fatal
- * signal is pending.
- *
+ * allocation fails the transfer continues with the small array.  Pinning
+ * stops early when a fatal signal is pending and reschedules as needed
+ * (GUP checks at every page); copies that run from one window for long
+ * check every 2 MiB.
+
  * Partial transfers
  * -----------------
  * Bytes move in iovec order.  The transfer stops at the first remote page
@@ -75,28 +75,22 @@
 
 /*
  * Limits are set in bytes, so that they hold on every page size: a window
- * covers at most 2 MiB (512 pages of 4 KiB, 32 of 64 KiB), so no single
+ * spans at most 2 MiB (512 pages of 4 KiB, 32 of 64 KiB), so no single
  * step of a copy moves more than that.
  */
 #define PVM_MAX_PAGES		(SZ_2M >> PAGE_SHIFT)
 /* Page pointers kept on the stack: 128 KiB of 4 KiB pages. */
 #define PVM_STACK_PAGES		32
-/* Pages before the current one that a new map of touched pages covers. */
-#define PVM_SCAN_BEFORE		(PVM_MAX_PAGES / 4)
-/* Pages that the map of touched pages covers. */
-#define PVM_MAP_PAGES		(PVM_SCAN_BEFORE + PVM_MAX_PAGES)
-/* Consecutive elements outside the map that end a scan. */
-#define PVM_SCAN_MISSES		32
+/* Pages a window's page set can name: any window that holds one page. */
+#define PVM_SET_PAGES		(2 * PVM_MAX_PAGES)
 /* Elements a call may look at, per remote element, to choose windows. */
 #define PVM_LOOKS_PER_SEG	4
 /*
- * A window pays for pinning each of its pages; an element served from it
- * saves a window of its own (the lock, the calls into GUP, a release) and
- * that window's page.  Costs in units of a quarter page: a window grows to
- * serve more elements only while it pins at most 4/3 of a page for each.
+ * A window spans more than PVM_STACK_PAGES pages only while at least one
+ * page in PVM_MIN_DENSITY of its span is in its set: the work of setting
+ * up and releasing a window grows with its span.
  */
-#define PVM_GAIN_PER_SEG	4
-#define PVM_COST_PER_PAGE	3
+#define PVM_MIN_DENSITY		4
 /* Bytes copied between checks for a fatal signal and for rescheduling. */
 #define PVM_CHECK_BYTES		SZ_2M
 
@@ -108,14 +102,14 @@
  * @write:	true for process_vm_writev()
  * @nowait:	PROCESS_VM_NOWAIT: do not wait for the target's mmap lock, or
  *		for I/O or a userfaultfd handler to fault a remote page in
- * @pages:	the window's pinned pages
+ * @sparse:	the window holds the pages of @set only, not all of its span
+ * @pages:	the window: @pages[i] is page @first + i if pinned, else NULL
  * @max_pages:	capacity of @pages
  * @first:	page number (address >> PAGE_SHIFT) of @pages[0]
- * @nr:		number of pages pinned in the window
- * @map_base:	page number of the first page that @map covers
- * @map_seg:	elements below this index have been looked at for @map
+ * @span:	number of entries of @pages that the window uses
  * @looks:	elements the call may still look at to choose windows
- * @map:	pages that the elements looked at touch, from @map_base on
+ * @set_base:	page number of the first page that @set covers
+ * @set:	with @sparse, the pages the window is chosen to hold
  * @stack_pages: the on-stack page array @pages starts with
  */
 struct pvm_xfer {
@@ -124,14 +118,14 @@ struct pvm_xfer {
 	unsigned int gup_flags;
 	bool write;
 	bool nowait;
+	bool sparse;
 	struct page **pages;
 	unsigned long max_pages;
 	unsigned long first;
-	unsigned long nr;
-	unsigned long map_base;
-	unsigned long map_seg;
+	unsigned long span;
 	unsigned long looks;
-	DECLARE_BITMAP(map, PVM_MAP_PAGES);
+	unsigned long set_base;
+	DECLARE_BITMAP(set, PVM_SET_PAGES);
 	struct page *stack_pages[PVM_STACK_PAGES];
 };
 
@@ -139,24 +133,31 @@ struct pvm_xfer {
  * pvm_release() - unpin the window
  * @x: the transfer
  *
- * Pages written by process_vm_writev() are marked dirty as they are
- * unpinned, so that file-backed memory reaches its file.
+ * The pinned pages are gathered at the start of the array and released in
+ * one call.  Pages written by process_vm_writev() are marked dirty as they
+ * are unpinned, so that file-backed memory reaches its file.
  */
 static void pvm_release(struct pvm_xfer *x)
 {
-	if (!x->nr)
+	unsigned long i, n = 0;
+
+	/* A window's span is at most PVM_MIN_DENSITY times its page set. */
+	for (i = 0; i < x->span; i++)
+		if (x->pages[i])
+			x->pages[n++] = x->pages[i];
+	x->span = 0;
+	if (!n)
 		return;
 	if (x->write)
-		unpin_user_pages_dirty_lock(x->pages, x->nr, true);
+		unpin_user_pages_dirty_lock(x->pages, n, true);
 	else
-		unpin_user_pages(x->pages, x->nr);
-	x->nr = 0;
+		unpin_user_pages(x->pages, n);
 }
 
 /**
  * pvm_grow() - make room for a window of @want pages
  * @x: the transfer
- * @want: pages the next window would like to cover
+ * @want: pages the next window would like to span
  *
  * Replaces the page array with a larger one when a window wants more
  * pages than it holds.  Arrays grow in powers of two up to PVM_MAX_PAGES,
@@ -206,195 +207,149 @@ static void pvm_extent(unsigned long addr, size_t len, unsigned long *p0,
 }
 
 /**
- * pvm_map() - map the pages that the next elements touch
- * @x: the transfer
- * @riov: the remote iovecs
- * @nr_segs: number of remote iovecs
- * @seg: index of the element being copied
- * @addr: remote address the copy resumes at, inside element @seg
- * @len: bytes of element @seg that the call will copy, not zero
- * @left: bytes that the caller's buffers take after those
- *
- * Starts a new map around the page of @addr and marks in it the pages of
- * element @seg and of the elements after it, as far as the caller's
- * buffers reach, until PVM_SCAN_MISSES elements in a row fall outside the
- * map or the call's allowance of looks runs out.
- */
-static void pvm_map(struct pvm_xfer *x, const struct iovec *riov,
-		    unsigned long nr_segs, unsigned long seg,
-		    unsigned long addr, size_t len, size_t left)
-{
-	unsigned long cur = addr >> PAGE_SHIFT;
-	unsigned long base = cur - min(cur, PVM_SCAN_BEFORE);
-	unsigned int misses = 0;
-	unsigned long p0, p1;
-
-	x->map_base = base;
-	bitmap_zero(x->map, PVM_MAP_PAGES);
-	for (;;) {
-		if (len) {
-			pvm_extent(addr, len, &p0, &p1);
-			if (p1 >= base && p0 < base + PVM_MAP_PAGES) {
-				p0 = max(p0, base) - base;
-				p1 = min(p1 - base, PVM_MAP_PAGES - 1);
-				if (p0 == p1)
-					__set_bit(p0, x->map);
-				else
-					bitmap_set(x->map, p0, p1 - p0 + 1);
-				misses = 0;
-			} else if (++misses > PVM_SCAN_MISSES) {
-				seg++;
-				break;
-			}
-		}
-		if (!left || ++seg >= nr_segs || !x->looks)
-			break;
-		x->looks--;
-		addr = (unsigned long)riov[seg].iov_base;
-		len = min(riov[seg].iov_len, left);
-		left -= len;
-	}
-	x->map_seg = seg;
-}
-
-/**
- * pvm_map_holds() - whether every page of a range is marked in the map
- * @x: the transfer
- * @p0: page number of the range's first page
- * @p1: page number of the page after the range
- *
- * Return: true if the range lies in the map and all its pages are marked.
- */
-static bool pvm_map_holds(const struct pvm_xfer *x, unsigned long p0,
-			  unsigned long p1)
-{
-	if (p0 >= p1)
-		return true;
-	if (p0 < x->map_base || p1 > x->map_base + PVM_MAP_PAGES)
-		return false;
-	/* Ranges are a page or two: a window only grows, up to its limit. */
-	for (; p0 < p1; p0++)
-		if (!test_bit(p0 - x->map_base, x->map))
-			return false;
-	return true;
-}
-
-/**
- * pvm_window() - choose the pages of the next window
+ * pvm_choose() - choose the pages of the next window
  * @x: the transfer
  * @riov: the remote iovecs
  * @nr_segs: number of remote iovecs
  * @seg: index of the element being copied
  * @addr: remote address the copy resumes at, inside element @seg
  * @len: bytes left in element @seg
- * @first: set to the page number of the window's first page
  *
- * The window starts as the pages that element @seg needs from @addr on,
- * and widens over the elements that follow, in order, for as long as
- * each of them lies in pages marked in the map of touched pages and the
- * window stays within PVM_MAX_PAGES.  The first element that does not
- * would leave the window and end it anyway, so no page is pinned for an
- * element after it.  Of the windows met on the way, the one that serves
- * the most elements for the pages it pins (PVM_GAIN_PER_SEG against
- * PVM_COST_PER_PAGE) is taken: two elements far apart in a run of
- * touched pages do not pin the pages between them.
- *
- * The map is reused from one window to the next while it covers the
- * current element; a new one is made when it does not.  The last element
- * that the call reaches, and an element of PVM_MAX_PAGES pages or more,
- * simply get their own pages.  Every element looked at costs one of the
- * call's looks; once they run out, every window is its element's own
- * pages, so the work of choosing windows stays in proportion to the
+ * The window holds the pages that element @seg needs from @addr on, and
+ * the pages of the elements that follow it, in order, for as long as the
+ * window still spans at most PVM_MAX_PAGES pages: the elements that one
+ * window will serve before the copy leaves it.  Only the pages that those
+ * elements touch are in its page set, so a page between two elements is
+ * never pinned, and elements in any order over a few pages (a shuffled
+ * gather) or one element per page or two (a strided vector) share one
+ * lock and one release.  Past PVM_STACK_PAGES pages, a window grows only
+ * while at least one page in PVM_MIN_DENSITY of its span is in its set.
+ * The last element that the call reaches, and an element of PVM_MAX_PAGES
+ * pages or more, get their own pages.  Every element looked at costs one
+ * of the call's looks; once they run out, every window is its element's
+ * own pages, so the work of choosing windows stays in proportion to the
  * number of elements whatever their layout.
  *
- * Return: the number of pages, at least one and at most PVM_MAX_PAGES.
+ * Sets @x->first and @x->span (at least one page), and @x->sparse with
+ * @x->set and @x->set_base when the window holds less than all its span.
  */
-static unsigned long pvm_window(struct pvm_xfer *x,
-				const struct iovec *riov, unsigned long nr_segs,
-				unsigned long seg, unsigned long addr, size_t len,
-				unsigned long *first)
+static void pvm_choose(struct pvm_xfer *x, const struct iovec *riov,
+		       unsigned long nr_segs, unsigned long seg,
+		       unsigned long addr, size_t len)
 {
 	unsigned long cur = addr >> PAGE_SHIFT;
 	size_t left = iov_iter_count(x->iter);
-	unsigned long lo, hi, p0, p1, nlo, nhi, best_lo, best_hi;
-	long score, best;
+	unsigned long base, lo, hi, p0, p1, p, nlo, nhi, held, more;
 
 	len = min(len, left);
 	left -= len;
 	lo = cur;
 	hi = cur + DIV_ROUND_UP(offset_in_page(addr) + len, PAGE_SIZE);
-	*first = cur;
+	x->first = cur;
+	x->sparse = false;
 	if (seg + 1 == nr_segs || !left || hi - lo >= PVM_MAX_PAGES ||
-	    !x->looks)
-		return min(hi - lo, PVM_MAX_PAGES);
+	    !x->looks) {
+		x->span = min(hi - lo, PVM_MAX_PAGES);
+		return;
+	}
 
-	/* A new map unless this one covers the element, with room after it. */
-	if (seg >= x->map_seg || cur < x->map_base ||
-	    hi + PVM_SCAN_BEFORE > x->map_base + PVM_MAP_PAGES)
-		pvm_map(x, riov, nr_segs, seg, addr, len, left);
-
-	best_lo = lo;
-	best_hi = hi;
-	score = PVM_GAIN_PER_SEG - PVM_COST_PER_PAGE * (long)(hi - lo);
-	best = score;
+	/* Every window that holds @cur and spans no more than the limit. */
+	base = cur - min(cur, PVM_MAX_PAGES - 1);
+	held = hi - cur;
 	while (left && ++seg < nr_segs && x->looks) {
 		x->looks--;
 		len = min(riov[seg].iov_len, left);
 		if (!len)
 			continue;
-		left -= len;
 		pvm_extent((unsigned long)riov[seg].iov_base, len, &p0, &p1);
 		nlo = min(lo, p0);
 		nhi = max(hi, p1 + 1);
-		if (nhi - nlo > PVM_MAX_PAGES ||
-		    !pvm_map_holds(x, nlo, lo) || !pvm_map_holds(x, hi, nhi))
+		if (nhi - nlo > PVM_MAX_PAGES)
 			break;
-		score += PVM_GAIN_PER_SEG -
-			 PVM_COST_PER_PAGE * (long)(nhi - nlo - (hi - lo));
+		/*
+		 * The element lies in the span: it has at most PVM_MAX_PAGES.
+		 * While the set is all of [lo, hi), it is not kept in @x->set
+		 * (most windows of a scattered layout end at their first
+		 * element, and contiguous ones never need it); it is written
+		 * out when an element leaves a gap.
+		 */
+		if (held == hi - lo) {
+			more = p1 + 1 - p0 -
+			       (min(p1 + 1, hi) - min(max(p0, lo), min(p1 + 1, hi)));
+		} else {
+			for (more = 0, p = p0; p <= p1; p++)
+				more += !test_bit(p - base, x->set);
+		}
+		if (nhi - nlo > PVM_STACK_PAGES &&
+		    nhi - nlo > (held + more) * PVM_MIN_DENSITY)
+			break;
+		if (held < hi - lo) {
+			bitmap_set(x->set, p0 - base, p1 - p0 + 1);
+		} else if (p0 > hi || p1 + 1 < lo) {
+			bitmap_zero(x->set, PVM_SET_PAGES);
+			bitmap_set(x->set, lo - base, hi - lo);
+			bitmap_set(x->set, p0 - base, p1 - p0 + 1);
+		}
+		held += more;
+		left -= len;
 		lo = nlo;
 		hi = nhi;
-		if (score > best) {
-			best = score;
-			best_lo = lo;
-			best_hi = hi;
-		}
 	}
-	*first = best_lo;
-	return best_hi - best_lo;
+	x->first = lo;
+	x->span = hi - lo;
+	x->set_base = base;
+	x->sparse = held < hi - lo;
 }
 
 /**
- * pvm_pin() - pin a new window
+ * pvm_pin_more() - pin pages of the window that are present already
  * @x: the transfer
  * @first: page number of the window's first page
- * @want: number of pages wanted
+ * @a: page number of the first page to pin
+ * @b: page number of the page after the last one to pin
+ *
+ * Pages that are not present, or that cannot be pinned without a fault,
+ * are left out: their entries stay NULL.  Called with the mmap lock held.
+ */
+static void pvm_pin_more(struct pvm_xfer *x, unsigned long first,
+			 unsigned long a, unsigned long b)
+{
+	if (a < b)
+		pin_user_pages_remote(x->mm, a << PAGE_SHIFT, b - a,
+				      x->gup_flags | FOLL_NOFAULT,
+				      x->pages + (a - first), NULL);
+}
+
+/**
+ * pvm_pin() - pin the window that pvm_choose() chose
+ * @x: the transfer
  * @cur: page number of the page the copy resumes at
  * @own: number of pages from @cur on that the current element needs
  *
  * The pages of the current element are faulted in as needed; the others,
  * wanted for later elements, are pinned only if they are present already.
- * A window may therefore hold fewer pages than wanted, and start at @cur
- * rather than @first, but on success it always holds @cur.
+ * A window may therefore hold fewer pages than chosen, but on success it
+ * always holds @cur.  If the page array cannot grow to the window's span,
+ * the window is cut to the array, around @cur.
  *
  * Return: 0 on success, or a negative errno if @cur could not be pinned.
  */
-static int pvm_pin(struct pvm_xfer *x, unsigned long first, unsigned long want,
-		   unsigned long cur, unsigned long own)
+static int pvm_pin(struct pvm_xfer *x, unsigned long cur, unsigned long own)
 {
-	unsigned int spec = x->gup_flags | FOLL_NOFAULT;
-	unsigned long end = first + want;
-	unsigned long before, mid;
+	unsigned long first = x->first, end = x->first + x->span;
+	unsigned long a, b, mid;
 	int locked = 1;
-	long got, more;
+	long got;
 
-	pvm_grow(x, want);
-	if (want > x->max_pages) {
+	x->span = 0;
+	pvm_grow(x, end - first);
+	if (end - first > x->max_pages) {
 		/* A smaller window that still holds @cur, near its start. */
 		first = cur - min(cur - first, x->max_pages / 4);
 		end = first + min(x->max_pages, end - first);
 	}
-	before = cur - first;
 	mid = min(own, end - cur);
+	memset(x->pages, 0, (end - first) * sizeof(*x->pages));
 
 	if (x->nowait) {
 		if (!mmap_read_trylock(x->mm))
@@ -402,40 +357,39 @@ static int pvm_pin(struct pvm_xfer *x, unsigned long first, unsigned long want,
 	} else if (mmap_read_lock_killable(x->mm)) {
 		return -EINTR;
 	}
-	if (before) {
-		more = pin_user_pages_remote(x->mm, first << PAGE_SHIFT, before,
-					     spec, x->pages, NULL);
-		if (more != before) {
-			/* Not all present: start the window at @cur. */
-			if (more > 0)
-				unpin_user_pages(x->pages, more);
-			first = cur;
-			before = 0;
-		}
-	}
 	got = pin_user_pages_remote(x->mm, cur << PAGE_SHIFT, mid, x->gup_flags,
-				    x->pages + before, &locked);
-	/* The window ends at @end even when it no longer starts at @first. */
-	if (got == mid && locked && cur + mid < end) {
-		more = pin_user_pages_remote(x->mm, (cur + mid) << PAGE_SHIFT,
-					     end - cur - mid, spec,
-					     x->pages + before + mid, NULL);
-		if (more > 0)
-			got += more;
-	}
-	if (locked)
-		mmap_read_unlock(x->mm);
-	if (got <= 0 && before)
-		unpin_user_pages(x->pages, before);
-
+				    x->pages + (cur - first), &locked);
 	if (got <= 0) {
+		if (locked)
+			mmap_read_unlock(x->mm);
 		/* NOWAIT reports "would block" as nothing copied: EFAULT */
 		if (got == 0 || (x->nowait && !fatal_signal_pending(current)))
 			return -EFAULT;
 		return got;
 	}
 	x->first = first;
-	x->nr = before + got;
+	x->span = end - first;
+	if (got < mid || !locked)
+		goto out;
+	if (!x->sparse) {
+		pvm_pin_more(x, first, first, cur);
+		pvm_pin_more(x, first, cur + mid, end);
+		goto out;
+	}
+	/* The runs of the page set, less the current element's pages. */
+	for (a = first; a < end; a = b) {
+		a = x->set_base + find_next_bit(x->set, end - x->set_base,
+						a - x->set_base);
+		if (a >= end)
+			break;
+		b = x->set_base + find_next_zero_bit(x->set, end - x->set_base,
+						     a - x->set_base);
+		pvm_pin_more(x, first, a, min(b, cur));
+		pvm_pin_more(x, first, max(a, cur + mid), b);
+	}
+out:
+	if (locked)
+		mmap_read_unlock(x->mm);
 	return 0;
 }
 
@@ -582,19 +536,17 @@ static ssize_t pvm_transfer(struct pvm_xfer *x, const struct iovec *riov,
 
 		while (len) {
 			unsigned long page = addr >> PAGE_SHIFT;
+			unsigned long i = page - x->first, n, need;
 			size_t offset = offset_in_page(addr);
-			unsigned long first, want;
-			bool refill = page < x->first ||
-				      page - x->first >= x->nr;
 			size_t span, done;
 
 			/*
-			 * Check for a fatal signal between windows (the first
-			 * one follows syscall entry: nothing to check yet), and
-			 * also by bytes copied: elements that repeat the same
-			 * pages copy from one window for as long as they like.
+			 * Pinning checks for a fatal signal and reschedules at
+			 * every page; copies from pinned pages are checked by
+			 * bytes, since elements that repeat the same pages
+			 * copy from one window for as long as they like.
 			 */
-			if ((refill && copied) || unchecked >= PVM_CHECK_BYTES) {
+			if (unchecked >= PVM_CHECK_BYTES) {
 				unchecked = 0;
 				if (fatal_signal_pending(current)) {
 					err = -EINTR;
@@ -602,21 +554,21 @@ static ssize_t pvm_transfer(struct pvm_xfer *x, const struct iovec *riov,
 				}
 				cond_resched();
 			}
-			if (refill) {
+			need = DIV_ROUND_UP(offset + len, PAGE_SIZE);
+			if (i >= x->span || !x->pages[i]) {
 				pvm_release(x);
-				want = pvm_window(x, riov, nr_segs, seg, addr,
-						  len, &first);
-				err = pvm_pin(x, first, want, page,
-					      DIV_ROUND_UP(offset + len,
-							   PAGE_SIZE));
+				pvm_choose(x, riov, nr_segs, seg, addr, len);
+				err = pvm_pin(x, page, need);
 				if (err)
 					goto out;
+				i = page - x->first;
 			}
 
-			span = ((x->nr - (page - x->first)) << PAGE_SHIFT) - offset;
-			span = min(span, len);
-			done = pvm_copy_span(x, &x->pages[page - x->first],
-					     offset, span);
+			/* The pinned pages in a row from @page that it needs. */
+			for (n = 1; n < need && i + n < x->span && x->pages[i + n]; n++)
+				;
+			span = min(len, (n << PAGE_SHIFT) - offset);
+			done = pvm_copy_span(x, &x->pages[i], offset, span);
 			copied += done;
 			unchecked += done;
 			if (done < span) {
@@ -768,8 +720,7 @@ static ssize_t process_vm_rw(pid_t pid, const struct iovec __user *lvec,
 	x.pages = x.stack_pages;
 	x.max_pages = PVM_STACK_PAGES;
 	x.first = 0;
-	x.nr = 0;
-	x.map_seg = 0;
+	x.span = 0;
 	x.looks = riovcnt * PVM_LOOKS_PER_SEG;
 
 	ret = pvm_transfer(&x, riov, riovcnt);
