@@ -369,7 +369,7 @@ static int pvm_pin(struct pvm_xfer *x, unsigned long cur, unsigned long own)
 	}
 	x->first = first;
 	x->span = end - first;
-	if (got < mid || !locked)
+	if (got < mid || !locked || end - first == mid)
 		goto out;
 	if (!x->sparse) {
 		pvm_pin_more(x, first, first, cur);
