@@ -111,7 +111,13 @@ gen() {
 	git -C "$BASE" config branch.cma-series.description "$(cat "$ROOT/meta/cover-letter.txt")"
 	rm -rf "$out"
 	mkdir -p "$out"
+	# Addressed as a real submission would be: the mm list and its
+	# maintainer, the API list for the new flags, the kselftest and doc
+	# lists for the tests and the documentation.
 	git -C "$BASE" -c core.abbrev=12 format-patch -q --cover-letter --cover-from-description=subject \
+		--to=linux-mm@kvack.org --to="Andrew Morton <akpm@linux-foundation.org>" \
+		--cc=linux-kernel@vger.kernel.org --cc=linux-api@vger.kernel.org \
+		--cc=linux-kselftest@vger.kernel.org --cc=linux-doc@vger.kernel.org \
 		--base=cma-base --no-signature --no-thread -o "$out" cma-base..cma-series ||
 		die "series: git format-patch failed"
 	stage "series: $n patches written to ${out#"$ROOT"/}"
