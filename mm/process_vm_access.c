@@ -675,15 +675,10 @@ static ssize_t process_vm_rw(pid_t pid, const struct iovec __user *lvec,
 			     unsigned long riovcnt, unsigned long flags,
 			     bool write)
 {
-	/*
-	 * Not zero-filled on entry (INIT_STACK_ALL_ZERO): the iovec arrays and
-	 * the iterator are written by import_iovec() and iovec_from_user()
-	 * before anything reads them, and every field of @x is set below.
-	 */
-	struct iovec lstack[UIO_FASTIOV] __uninitialized;
-	struct iovec rstack[UIO_FASTIOV] __uninitialized;
-	struct iov_iter iter __uninitialized;
-	struct pvm_xfer x __uninitialized;
+	struct iovec lstack[UIO_FASTIOV];
+	struct iovec rstack[UIO_FASTIOV];
+	struct iov_iter iter;
+	struct pvm_xfer x;
 	struct iovec *liov = lstack, *riov;
 	ssize_t ret;
 
