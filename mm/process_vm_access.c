@@ -141,7 +141,10 @@ static void pvm_release(struct pvm_xfer *x)
 {
 	unsigned long i, n = 0;
 
-	/* A window's span is at most PVM_MIN_DENSITY times its page set. */
+	/*
+	 * A scan of the span: pvm_choose() keeps it within PVM_STACK_PAGES,
+	 * or within PVM_MIN_DENSITY times the pages chosen.
+	 */
 	for (i = 0; i < x->span; i++)
 		if (x->pages[i])
 			x->pages[n++] = x->pages[i];
