@@ -164,6 +164,49 @@ awk -v dir="$out" '
 	/^ICOUNT / && f { print $2, $3 > (f ".n"); close(f); f = ""; }
 ' "$out/gdb.log"
 
+# A call that finds TIF_NEED_RESCHED set (a tick or a wakeup while gdb
+# waited for the breakpoint) schedules in GUP's cond_resched(): another
+# task's work, thousands of instructions, lands in the trace.  Each trace
+# is counted without it: from the first instruction of __schedule() to the
+# return into __cond_resched(), dropped from the PC list and the count
+# (.n; its rep iterations stay), its size noted in .sched.  Kernel text
+# lies in one 4 GiB range, so the low 32 bits of an address (exact in
+# awk) identify it.
+sym_range() {
+	awk -v s="$1" '$3 == s { a = substr($1, 9); getline; print a, substr($1, 9); exit }' \
+		"$obj/System.map"
+}
+read -r cr_lo cr_hi < <(sym_range __cond_resched)
+read -r sc_lo sc_hi < <(sym_range __schedule)
+for f in "$out"/pc-*-[0-9]; do
+	awk -v crlo=$((16#$cr_lo)) -v crhi=$((16#$cr_hi)) \
+	    -v sclo=$((16#$sc_lo)) -v schi=$((16#$sc_hi)) -v f="$f" '
+		function low32(s,  i, v) {
+			v = 0
+			for (i = 9; i <= 16; i++)
+				v = v * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1
+			return v
+		}
+		{
+			pc = low32($1)
+			if (skip && pc >= crlo && pc < crhi)
+				skip = 0
+			if (!skip && pc >= sclo && pc < schi)
+				skip = 1
+			if (skip)
+				sk++
+			else
+				print >(f ".kept")
+		}
+		END {
+			getline line <(f ".n")
+			split(line, v, " ")
+			print v[1] - sk, v[2] >(f ".n")
+			print sk + 0 >(f ".sched")
+		}' "$f"
+	mv "$f.kept" "$f"
+done
+
 # Of the traces of each side, keep the one with the fewest instructions:
 # an interrupt or a batched LRU activation only ever adds to a call.
 for f in "$out"/pc-*-1; do
@@ -177,6 +220,7 @@ for f in "$out"/pc-*-1; do
 	done
 	cp "$f-$best" "$f"
 	cp "$f-$best.n" "$f.n"
+	cp "$f-$best.sched" "$f.sched"
 done
 
 # funcs PCFILE: instructions per function, from System.map's text symbols.
@@ -216,7 +260,8 @@ for row in "${rows[@]}"; do
 done
 echo "(instr: instructions executed from syscall entry to return, a rep-prefixed"
 echo " instruction counted once; rep iter: its iterations, i.e. bytes or words moved;"
-echo " the copy itself is the same rep movsb in both)"
+echo " the copy itself is the same rep movsb in both; a schedule() that GUP's"
+echo " cond_resched() made is left out of a trace, see $out/*.sched)"
 [ -z "$shapes" ] || {
 	echo "(SHAPE/N: cma-ab's shape cell of N remote elements of 64 bytes, bench/ab.c: s8k one"
 	echo " per page at an 8 KiB stride, gather shuffled within 16 pages; the fewest of 2 traces a side)"
