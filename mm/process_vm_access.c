@@ -86,6 +86,13 @@
 /* Elements a call may look at, per remote element, to choose windows. */
 #define PVM_LOOKS_PER_SEG	4
 /*
+ * After PVM_MISSES windows in a row that no later element joined, only one
+ * window in PVM_MISSES looks ahead: a scattered layout then costs about
+ * what pinning each element on its own costs, and elements that can share
+ * windows again are found within PVM_MISSES windows.
+ */
+#define PVM_MISSES		8
+/*
  * A window spans more than PVM_STACK_PAGES pages only while at least one
  * page in PVM_MIN_DENSITY of its span is in its set: the work of setting
  * up and releasing a window grows with its span.
@@ -107,7 +114,9 @@
  * @max_pages:	capacity of @pages
  * @first:	page number (address >> PAGE_SHIFT) of @pages[0]
  * @span:	number of entries of @pages that the window uses
+ * @pinned:	number of those entries that hold a page
  * @looks:	elements the call may still look at to choose windows
+ * @misses:	windows in a row that held one element's pages alone
  * @set_base:	page number of the first page that @set covers
  * @set:	with @sparse, the pages the window is chosen to hold
  * @stack_pages: the on-stack page array @pages starts with
@@ -123,7 +132,9 @@ struct pvm_xfer {
 	unsigned long max_pages;
 	unsigned long first;
 	unsigned long span;
+	unsigned long pinned;
 	unsigned long looks;
+	unsigned int misses;
 	unsigned long set_base;
 	DECLARE_BITMAP(set, PVM_SET_PAGES);
 	struct page *stack_pages[PVM_STACK_PAGES];
@@ -133,28 +144,34 @@ struct pvm_xfer {
  * pvm_release() - unpin the window
  * @x: the transfer
  *
- * The pinned pages are gathered at the start of the array and released in
- * one call.  Pages written by process_vm_writev() are marked dirty as they
- * are unpinned, so that file-backed memory reaches its file.
+ * The pinned pages are released in one call, gathered at the start of the
+ * array first if the window has holes.  Pages written by
+ * process_vm_writev() are marked dirty as they are unpinned, so that
+ * file-backed memory reaches its file.
  */
 static void pvm_release(struct pvm_xfer *x)
 {
-	unsigned long i, n = 0;
+	struct page **pages = x->pages;
+	unsigned long i, n = x->pinned, span = x->span;
 
 	/*
 	 * A scan of the span: pvm_choose() keeps it within PVM_STACK_PAGES,
 	 * or within PVM_MIN_DENSITY times the pages chosen.
 	 */
-	for (i = 0; i < x->span; i++)
-		if (x->pages[i])
-			x->pages[n++] = x->pages[i];
+	if (n < span) {
+		for (i = n = 0; i < span; i++) {
+			pages[n] = pages[i];
+			n += !!pages[i];
+		}
+	}
 	x->span = 0;
+	x->pinned = 0;
 	if (!n)
 		return;
 	if (x->write)
-		unpin_user_pages_dirty_lock(x->pages, n, true);
+		unpin_user_pages_dirty_lock(pages, n, true);
 	else
-		unpin_user_pages(x->pages, n);
+		unpin_user_pages(pages, n);
 }
 
 /**
@@ -231,7 +248,8 @@ static void pvm_extent(unsigned long addr, size_t len, unsigned long *p0,
  * pages or more, get their own pages.  Every element looked at costs one
  * of the call's looks; once they run out, every window is its element's
  * own pages, so the work of choosing windows stays in proportion to the
- * number of elements whatever their layout.
+ * number of elements whatever their layout.  Where windows keep holding one
+ * element alone, only one in PVM_MISSES looks at the elements after it.
  *
  * Sets @x->first and @x->span (at least one page), and @x->sparse with
  * @x->set and @x->set_base when the window holds less than all its span.
@@ -251,7 +269,8 @@ static void pvm_choose(struct pvm_xfer *x, const struct iovec *riov,
 	x->first = cur;
 	x->sparse = false;
 	if (seg + 1 == nr_segs || !left || hi - lo >= PVM_MAX_PAGES ||
-	    !x->looks) {
+	    !x->looks ||
+	    (x->misses >= PVM_MISSES && ++x->misses % PVM_MISSES)) {
 		x->span = min(hi - lo, PVM_MAX_PAGES);
 		return;
 	}
@@ -287,7 +306,10 @@ static void pvm_choose(struct pvm_xfer *x, const struct iovec *riov,
 		    nhi - nlo > (held + more) * PVM_MIN_DENSITY)
 			break;
 		if (held < hi - lo) {
-			bitmap_set(x->set, p0 - base, p1 - p0 + 1);
+			if (p0 == p1)
+				__set_bit(p0 - base, x->set);
+			else
+				bitmap_set(x->set, p0 - base, p1 - p0 + 1);
 		} else if (p0 > hi || p1 + 1 < lo) {
 			bitmap_zero(x->set, PVM_SET_PAGES);
 			bitmap_set(x->set, lo - base, hi - lo);
@@ -298,6 +320,7 @@ static void pvm_choose(struct pvm_xfer *x, const struct iovec *riov,
 		lo = nlo;
 		hi = nhi;
 	}
+	x->misses = lo == cur && hi == cur + held ? x->misses + 1 : 0;
 	x->first = lo;
 	x->span = hi - lo;
 	x->set_base = base;
@@ -307,20 +330,38 @@ static void pvm_choose(struct pvm_xfer *x, const struct iovec *riov,
 /**
  * pvm_pin_more() - pin pages of the window that are present already
  * @x: the transfer
- * @first: page number of the window's first page
  * @a: page number of the first page to pin
  * @b: page number of the page after the last one to pin
  *
  * Pages that are not present, or that cannot be pinned without a fault,
  * are left out: their entries stay NULL.  Called with the mmap lock held.
  */
-static void pvm_pin_more(struct pvm_xfer *x, unsigned long first,
-			 unsigned long a, unsigned long b)
+static void pvm_pin_more(struct pvm_xfer *x, unsigned long a, unsigned long b)
 {
-	if (a < b)
-		pin_user_pages_remote(x->mm, a << PAGE_SHIFT, b - a,
-				      x->gup_flags | FOLL_NOFAULT,
-				      x->pages + (a - first), NULL);
+	long got;
+
+	if (a >= b)
+		return;
+	got = pin_user_pages_remote(x->mm, a << PAGE_SHIFT, b - a,
+				    x->gup_flags | FOLL_NOFAULT,
+				    x->pages + (a - x->first), NULL);
+	if (got > 0)
+		x->pinned += got;
+}
+
+/**
+ * pvm_pin_run() - pin a run of the window's pages, less those pinned already
+ * @x: the transfer
+ * @a: page number of the run's first page
+ * @b: page number of the page after its last one
+ * @cur: page number of the first page pinned already
+ * @mid: number of pages pinned already, from @cur on
+ */
+static void pvm_pin_run(struct pvm_xfer *x, unsigned long a, unsigned long b,
+			unsigned long cur, unsigned long mid)
+{
+	pvm_pin_more(x, a, min(b, cur));
+	pvm_pin_more(x, max(a, cur + mid), b);
 }
 
 /**
@@ -352,7 +393,6 @@ static int pvm_pin(struct pvm_xfer *x, unsigned long cur, unsigned long own)
 		end = first + min(x->max_pages, end - first);
 	}
 	mid = min(own, end - cur);
-	memset(x->pages, 0, (end - first) * sizeof(*x->pages));
 
 	if (x->nowait) {
 		if (!mmap_read_trylock(x->mm))
@@ -370,25 +410,39 @@ static int pvm_pin(struct pvm_xfer *x, unsigned long cur, unsigned long own)
 			return -EFAULT;
 		return got;
 	}
+	/*
+	 * Entries are cleared only where the window may leave holes: a
+	 * window of the current element's pages alone, the usual one in a
+	 * scattered layout, needs no clearing, and none at release.
+	 */
+	if (cur > first)
+		memset(x->pages, 0, (cur - first) * sizeof(*x->pages));
 	x->first = first;
-	x->span = end - first;
-	if (got < mid || !locked || end - first == mid)
-		goto out;
-	if (!x->sparse) {
-		pvm_pin_more(x, first, first, cur);
-		pvm_pin_more(x, first, cur + mid, end);
+	x->pinned = got;
+	if (got < mid || !locked || end - first == mid) {
+		x->span = cur - first + got;
 		goto out;
 	}
-	/* The runs of the page set, less the current element's pages. */
+	if (end > cur + mid)
+		memset(x->pages + (cur + mid - first), 0,
+		       (end - cur - mid) * sizeof(*x->pages));
+	x->span = end - first;
+	if (!x->sparse) {
+		pvm_pin_run(x, first, end, cur, mid);
+		goto out;
+	}
+	/*
+	 * The runs of the page set, found by a scan of the span: a few
+	 * instructions a page, for a span that pvm_choose() keeps within
+	 * PVM_STACK_PAGES or PVM_MIN_DENSITY times the pages chosen.  A bitmap
+	 * search per run costs more where runs are short (a strided vector).
+	 */
 	for (a = first; a < end; a = b) {
-		a = x->set_base + find_next_bit(x->set, end - x->set_base,
-						a - x->set_base);
-		if (a >= end)
-			break;
-		b = x->set_base + find_next_zero_bit(x->set, end - x->set_base,
-						     a - x->set_base);
-		pvm_pin_more(x, first, a, min(b, cur));
-		pvm_pin_more(x, first, max(a, cur + mid), b);
+		while (a < end && !test_bit(a - x->set_base, x->set))
+			a++;
+		for (b = a; b < end && test_bit(b - x->set_base, x->set); b++)
+			;
+		pvm_pin_run(x, a, b, cur, mid);
 	}
 out:
 	if (locked)
@@ -719,6 +773,8 @@ static ssize_t process_vm_rw(pid_t pid, const struct iovec __user *lvec,
 	x.max_pages = PVM_STACK_PAGES;
 	x.first = 0;
 	x.span = 0;
+	x.pinned = 0;
+	x.misses = 0;
 	x.looks = riovcnt * PVM_LOOKS_PER_SEG;
 
 	ret = pvm_transfer(&x, riov, riovcnt);
