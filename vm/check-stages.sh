@@ -2,7 +2,8 @@
 # The stages of make check, sourced by vm/check.sh.  Each st_NAME function
 # is one stage: exit status 0 pass, 77 skip, anything else fail.
 
-CHECK_STAGES="base series-sync series-am checkpatch kernel-doc bisect kernel w1-sparse \
+CHECK_STAGES="base series-sync series-am checkpatch kernel-doc bisect \
+stock-am stock-checkpatch stock-kernel-doc stock-same-tree stock-bisect kernel w1-sparse \
 cross-i386 cross-arm64 cross-arm64-64k docs man-page selftests-build vm-exit-status vm-add loggate demo vm-selftests \
 vm-fuzz vm-glibc native-selftests debug-vm"
 # Stages that run only when STAGES names them.
@@ -24,12 +25,16 @@ st_series_am() { "$ROOT/vm/series.sh" apply; }
 checkpatch_clean() {
 	grep -q '^total: 0 errors, 0 warnings, 0 checks' "$1" && ! grep -q 'Traceback' "$1"
 }
-st_checkpatch() {
-	local p t bad=0 out=$B/checkpatch cache=$B/checkpatch-cache ver todo=() key
+st_checkpatch() { checkpatch_series series "$B/am" "$B/checkpatch"; }
+st_stock_checkpatch() { checkpatch_series series-stock "$B/am-stock" "$B/checkpatch-stock"; }
+# checkpatch_series FOLDER TREE OUT: the patches of FOLDER, with TREE's
+# checkpatch.pl, reports in OUT.
+checkpatch_series() {
+	local folder=$1 tree=$2 out=$3 p t bad=0 cache=$B/checkpatch-cache ver todo=() key
 	mkdir -p "$out" "$cache"
 	rm -f "$out"/*.out
-	ver=$(cat "$B/am/scripts/checkpatch.pl" "$B/am/scripts/spelling.txt" "$B/am/scripts/const_structs.checkpatch" | sha1sum | cut -c1-16)
-	for p in $(ls "$ROOT"/series/0*.patch | grep -v '/0000-cover-letter.patch$'); do
+	ver=$(cat "$tree/scripts/checkpatch.pl" "$tree/scripts/spelling.txt" "$tree/scripts/const_structs.checkpatch" | sha1sum | cut -c1-16)
+	for p in $(ls "$ROOT/$folder"/0*.patch | grep -v '/0000-cover-letter.patch$'); do
 		key=$( (echo "$ver"; sed 1d "$p") | sha1sum | cut -c1-16)
 		if [ -f "$cache/$key" ]; then
 			cp "$cache/$key" "$out/$(basename "$p").out"
@@ -39,7 +44,7 @@ st_checkpatch() {
 	done
 	# Debian's python3 (with python3-ply) for checkpatch's SPDX check.
 	[ ${#todo[@]} -eq 0 ] || printf '%s\n' "${todo[@]}" |
-		(cd "$B/am" && PATH=/usr/bin:$PATH xargs -P "$JOBS" -I{} sh -c \
+		(cd "$tree" && PATH=/usr/bin:$PATH xargs -P "$JOBS" -I{} sh -c \
 			'p=${1%:*}; perl scripts/checkpatch.pl --strict "$p" >"$2/$(basename "$p").out" 2>&1' - {} "$out")
 	for p in "$out"/*.out; do
 		tail -n 3 "$p"
@@ -51,7 +56,7 @@ st_checkpatch() {
 		checkpatch_clean "$p" && cp "$p" "$cache/${t##*:}"
 	done
 	echo "checked now: ${#todo[@]} patch(es); the others unchanged since a clean check"
-	[ "$(ls "$out" | wc -l)" = "$(ls "$ROOT"/series/0*.patch | grep -vc '/0000-cover-letter.patch$')" ] ||
+	[ "$(ls "$out" | wc -l)" = "$(ls "$ROOT/$folder"/0*.patch | grep -vc '/0000-cover-letter.patch$')" ] ||
 		{ echo "checkpatch did not report on every patch"; return 1; }
 	return $bad
 }
@@ -68,11 +73,56 @@ st_kernel_doc() {
 	[ -z "$out" ] || { echo "$out"; return 1; }
 }
 
+# kernel-doc -Wall on every C file and header that series-stock/ adds or
+# changes (mainline's file, which it rewrites, is not kernel-doc clean
+# before; so the check is of the final tree).
+st_stock_kernel_doc() {
+	local files out
+	files=$(cd "$B/am-stock" && git diff --name-only --diff-filter=AM stock HEAD -- '*.c' '*.h' |
+		grep -v '^tools/')
+	[ -n "$files" ] || { echo "no files"; return 1; }
+	# shellcheck disable=SC2086
+	out=$(cd "$B/am-stock" && perl scripts/kernel-doc -Wall -none $files 2>&1)
+	echo "checked: $files"
+	[ -z "$out" ] || { echo "$out"; return 1; }
+}
+
+st_stock_am() { "$ROOT/vm/series.sh" apply-stock; }
+
+# The two series end in the same kernel: the trees after series/ (onto
+# cma-base) and after series-stock/ (onto stock) differ only in files
+# that vm/base.sh edits to strip mainline's Cross Memory Attach (the
+# syscall wiring, which series/ adds back and stock keeps as it is), and
+# never in our own file.  So the kernel that make check boots and tests
+# is the one series-stock/ gives, but for those lines.
+st_stock_same_tree() {
+	local a b stripped diff f bad=0
+	a=$(git -C "$B/am" rev-parse HEAD) b=$(git -C "$B/am-stock" rev-parse HEAD)
+	stripped=$(git -C "$BASE" diff --name-only stock cma-base | grep -v '^mm/process_vm_access\.c$')
+	diff=$(git -C "$BASE" diff --name-only "$a" "$b")
+	for f in $diff; do
+		if printf '%s\n' "$stripped" | grep -qxF "$f"; then
+			echo "differs, as allowed (syscall wiring): $f"
+		else
+			echo "differs, NOT allowed: $f"
+			bad=1
+		fi
+	done
+	echo "the two final trees differ in $(printf '%s' "$diff" | grep -c .) file(s); mm/process_vm_access.c, the uapi header, kernel/pid.c, the selftests, the documentation and MAINTAINERS are the same"
+	git -C "$BASE" diff --stat "$a" "$b"
+	# The lines that differ, for the log: the wiring in either form.
+	git -C "$BASE" diff "$a" "$b" | head -200
+	return $bad
+}
+
 # Each patch builds on its own: the objects it touches, in a tree at that
 # patch (x86_64 VM config).
-st_bisect() {
-	local wt=$B/bisect obj=$B/obj-bisect commits c objs f n=0
-	commits=$(git -C "$B/am" rev-list --reverse cma-base..HEAD)
+st_bisect() { bisect_series "$B/am" cma-base "$B/bisect" "$B/obj-bisect"; }
+st_stock_bisect() { bisect_series "$B/am-stock" stock "$B/bisect-stock" "$B/obj-bisect-stock"; }
+# bisect_series AM BASE_REF WORKTREE OBJ: every commit of AM after BASE_REF.
+bisect_series() {
+	local am=$1 ref=$2 wt=$3 obj=$4 commits c objs f n=0
+	commits=$(git -C "$am" rev-list --reverse "$ref..HEAD")
 	for c in $commits; do
 		n=$((n + 1))
 		worktree_at "$wt" "$c"
@@ -80,6 +130,7 @@ st_bisect() {
 		for f in $(git -C "$wt" diff --name-only "$c^" "$c"); do
 			case $f in
 			tools/*|Documentation/*) ;;
+			include/uapi/linux/process_vm.h) objs="$objs mm/process_vm_access.o" ;;
 			*.c) objs="$objs ${f%.c}.o" ;;
 			arch/x86/entry/syscalls/*.tbl)
 				objs="$objs arch/x86/entry/syscall_64.o arch/x86/entry/syscall_32.o arch/x86/entry/syscall_x32.o" ;;

@@ -1,17 +1,37 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# The overlay-to-series generator.
+# The overlay-to-series generator.  Two series come from one overlay:
+#   series/        meta/series.conf onto cma-base (the feature from nothing)
+#   series-stock/  meta/series-stock.conf onto stock (Debian's tree as
+#                  shipped, with mainline's Cross Memory Attach): incremental
+#
 #   vm/series.sh gen [DIR]   commit the overlay onto the base, one commit per
-#                            patch of meta/series.conf, and write the series
-#                            with git format-patch into DIR (default series/)
-#   vm/series.sh check       fail if series/ differs from a fresh generation
+#                            patch of the manifest, and write each series
+#                            with git format-patch (DIR: series/ into DIR
+#                            and series-stock/ into DIR-stock; default the
+#                            repository's series/ and series-stock/)
+#   vm/series.sh check       fail if either folder differs from a fresh
+#                            generation
 #   vm/series.sh apply       git am series/*.patch onto a fresh base, and
 #                            check the result out in $B/tree for building
+#   vm/series.sh apply-stock git am series-stock/*.patch onto a fresh stock
+#                            tree in $B/am-stock (not checked out elsewhere)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-CONF=$ROOT/meta/series.conf
+# The manifest, base tag, branch and cover letter of the series being
+# generated; set by use_series.
+CONF= BASE_REF= BRANCH= COVER=
+use_series() {
+	case $1 in
+	series) CONF=$ROOT/meta/series.conf BASE_REF=cma-base BRANCH=cma-series
+		COVER=$ROOT/meta/cover-letter.txt ;;
+	series-stock) CONF=$ROOT/meta/series-stock.conf BASE_REF=stock BRANCH=cma-stock-series
+		COVER=$ROOT/meta/cover-letter-stock.txt ;;
+	*) die "series: unknown series $1" ;;
+	esac
+}
 # Overlay files live at kernel paths under these top-level names.
 OVERLAY_TOP=(arch include init kernel mm scripts tools Documentation MAINTAINERS.patch)
 
@@ -24,7 +44,7 @@ manifest_files() {
 	local kw path rest
 	while read -r kw path rest; do
 		case $kw in
-		file) echo "$path" ;;
+		file|present) echo "$path" ;;
 		dir) overlay_files | grep "^$path/" ;;
 		esac
 	done <"$CONF"
@@ -35,17 +55,27 @@ manifest_files() {
 # git_idx ARGS...: git on the base repository with that index.
 git_idx() { GIT_INDEX_FILE=$B/gen.index git -C "$BASE" "$@"; }
 
-# add_file PATH [STAGEDIFF]: note PATH (and STAGEDIFF) for the current
-# patch; stage_patch then puts them all into the index at once.
-NEW=() PATCHES=() STAGES=()
+# add_file PATH [STAGEDIFF...]: note PATH (and its STAGEDIFFs, applied in
+# order) for the current patch; stage_patch then puts them all into the
+# index at once.
+NEW=() PATCHES=() STAGES=() DIFFS=()
 add_file() {
-	local path=$1 stage=${2:-}
-	[ -f "$ROOT/$path" ] || die "series: $path (in meta/series.conf) does not exist"
+	local path=$1
+	shift
+	[ -f "$ROOT/$path" ] || die "series: $path (in ${CONF#"$ROOT"/}) does not exist"
 	case $path in
 	*.patch) PATCHES+=("$path") ;;
 	*) NEW+=("$path") ;;
 	esac
-	[ -z "$stage" ] || STAGES+=("$stage")
+	STAGES+=("$@")
+}
+
+# add_diff DIFF: a kernel patch kept as it is (a small change to a file of
+# the base tree, e.g. a fix to mainline's code), applied to the index as it
+# stands after this patch's files.
+add_diff() {
+	[ -f "$ROOT/$1" ] || die "series: $1 (in ${CONF#"$ROOT"/}) does not exist"
+	DIFFS+=("$1")
 }
 
 stage_patch() {
@@ -61,7 +91,7 @@ stage_patch() {
 	fi
 	if [ ${#PATCHES[@]} -gt 0 ]; then
 		# A .patch is relative to the base: start from the base's files.
-		entries=$(git -C "$BASE" ls-tree cma-base -- "${PATCHES[@]%.patch}")
+		entries=$(git -C "$BASE" ls-tree "$BASE_REF" -- "${PATCHES[@]%.patch}")
 		[ "$(printf '%s\n' "$entries" | grep -c .)" = ${#PATCHES[@]} ] ||
 			die "series: a file of ${PATCHES[*]} is not in the base"
 		printf '%s\n' "$entries" | git_idx update-index --index-info
@@ -72,20 +102,26 @@ stage_patch() {
 		git_idx apply --cached "${STAGES[@]/#/$ROOT/}" ||
 			die "series: ${STAGES[*]}: one no longer applies: update it (see meta/series.conf)"
 	fi
-	NEW=() PATCHES=() STAGES=()
+	if [ ${#DIFFS[@]} -gt 0 ]; then
+		git_idx apply --cached "${DIFFS[@]/#/$ROOT/}" ||
+			die "series: ${DIFFS[*]}: one does not apply to the tree before it"
+	fi
+	NEW=() PATCHES=() STAGES=() DIFFS=()
 }
 
-gen() {
-	local out=${1:-$ROOT/series} kw path rest n=0 pending= head tree
+# gen_one NAME OUT: generate series NAME (see use_series) into OUT.
+gen_one() {
+	local name=$1 out=$2 kw path rest n=0 pending= head tree extra
+	use_series "$name"
 
-	"$ROOT/vm/base.sh"
-	# Every overlay file must belong to a patch.
-	local extra
+	# Every overlay file must belong to a patch, or (in a series onto a
+	# tree that has mainline's code) be named as a change the tree already
+	# carries.
 	extra=$(comm -23 <(overlay_files) <(manifest_files | sort -u))
-	[ -z "$extra" ] || die "series: overlay files not in meta/series.conf: $extra"
+	[ -z "$extra" ] || die "series: overlay files not in ${CONF#"$ROOT"/}: $extra"
 
-	head=$(git -C "$BASE" rev-parse cma-base)
-	git_idx read-tree cma-base
+	head=$(git -C "$BASE" rev-parse "$BASE_REF")
+	git_idx read-tree "$BASE_REF"
 	commit() {
 		[ -n "$pending" ] || return 0
 		stage_patch
@@ -98,17 +134,20 @@ gen() {
 	while read -r kw path rest; do
 		case $kw in
 		''|'#'*) ;;
+		present) [ -f "$ROOT/$path" ] || die "series: $path (in ${CONF#"$ROOT"/}) does not exist" ;;
 		patch) commit; pending=$path; n=$((n + 1)) ;;
+		# shellcheck disable=SC2086
 		file) add_file "$path" $rest ;;
 		dir) for f in $(overlay_files | grep "^$path/"); do add_file "$f"; done ;;
-		*) die "series: meta/series.conf: unknown line '$kw $path'" ;;
+		diff) add_diff "$path" ;;
+		*) die "series: ${CONF#"$ROOT"/}: unknown line '$kw $path'" ;;
 		esac
 	done <"$CONF"
 	commit
 	rm -f "$B/gen.index"
 
-	git -C "$BASE" update-ref refs/heads/cma-series "$head"
-	git -C "$BASE" config branch.cma-series.description "$(cat "$ROOT/meta/cover-letter.txt")"
+	git -C "$BASE" update-ref "refs/heads/$BRANCH" "$head"
+	git -C "$BASE" config "branch.$BRANCH.description" "$(cat "$COVER")"
 	rm -rf "$out"
 	mkdir -p "$out"
 	# Addressed as a real submission would be: the mm list and its
@@ -118,40 +157,63 @@ gen() {
 		--to=linux-mm@kvack.org --to="Andrew Morton <akpm@linux-foundation.org>" \
 		--cc=linux-kernel@vger.kernel.org --cc=linux-api@vger.kernel.org \
 		--cc=linux-kselftest@vger.kernel.org --cc=linux-doc@vger.kernel.org \
-		--base=cma-base --no-signature --no-thread -o "$out" cma-base..cma-series ||
+		--base="$BASE_REF" --no-signature --no-thread -o "$out" "$BASE_REF..$BRANCH" ||
 		die "series: git format-patch failed"
-	stage "series: $n patches written to ${out#"$ROOT"/}"
+	stage "series: $n patches written to ${out#"$ROOT"/} (onto $BASE_REF)"
+}
+
+# gen [DIR]: both series, into series/ and series-stock/ (or DIR and
+# DIR-stock).
+gen() {
+	local out=${1:-$ROOT/series}
+	"$ROOT/vm/base.sh"
+	gen_one series "$out"
+	gen_one series-stock "$out-stock"
 }
 
 check() {
-	local tmp=$B/series-check
+	local tmp=$B/series-check s bad=0
 	gen "$tmp"
-	if ! diff -r -q "$ROOT/series" "$tmp" >/dev/null 2>&1; then
-		diff -r -u "$ROOT/series" "$tmp" | head -40 >&2
-		die "series/ is not what the overlay generates: run 'make series' and commit"
+	for s in series series-stock; do
+		if ! diff -r -q "$ROOT/$s" "$tmp${s#series}" >/dev/null 2>&1; then
+			diff -r -u "$ROOT/$s" "$tmp${s#series}" | head -40 >&2
+			bad=1
+		fi
+	done
+	[ $bad = 0 ] || die "series/ or series-stock/ is not what the overlay generates: run 'make series' and commit"
+	stage "series: series/ and series-stock/ match the overlay"
+}
+
+# am_onto DIR BASE_REF FOLDER: a worktree at BASE_REF in DIR with the
+# patches of FOLDER applied by git am.
+am_onto() {
+	local am=$1 ref=$2 folder=$3 patches
+	"$ROOT/vm/base.sh"
+	worktree_at "$am" "$ref"
+	ls "$ROOT/$folder"/0*.patch >/dev/null 2>&1 || die "series: no patches in $folder/ (run make series)"
+	patches=$(ls "$ROOT/$folder"/*.patch | grep -v '/0000-cover-letter.patch$')
+	# shellcheck disable=SC2086
+	if ! git -C "$am" am -q $patches >"$am.log" 2>&1; then
+		git -C "$am" am --abort 2>/dev/null || true
+		die "series: git am of $folder/ onto $ref failed (see $am.log)"
 	fi
-	stage "series: series/ matches the overlay"
 }
 
 apply() {
-	local am=$B/am
-	"$ROOT/vm/base.sh"
-	worktree_at "$am" cma-base
-	ls "$ROOT"/series/0*.patch >/dev/null 2>&1 || die "series: no patches in series/ (run make series)"
-	local patches
-	patches=$(ls "$ROOT"/series/*.patch | grep -v '/0000-cover-letter.patch$')
-	# shellcheck disable=SC2086
-	if ! git -C "$am" am -q $patches >"$B/am.log" 2>&1; then
-		git -C "$am" am --abort 2>/dev/null || true
-		die "series: git am of series/ onto the base failed (see $B/am.log)"
-	fi
-	worktree_at "$B/tree" "$(git -C "$am" rev-parse HEAD)"
-	stage "series: applied $(git -C "$am" rev-list --count cma-base..HEAD) patches, tree at $B/tree"
+	am_onto "$B/am" cma-base series
+	worktree_at "$B/tree" "$(git -C "$B/am" rev-parse HEAD)"
+	stage "series: applied $(git -C "$B/am" rev-list --count cma-base..HEAD) patches, tree at $B/tree"
+}
+
+apply_stock() {
+	am_onto "$B/am-stock" stock series-stock
+	stage "series: applied $(git -C "$B/am-stock" rev-list --count stock..HEAD) patches of series-stock/ onto stock, in $B/am-stock"
 }
 
 case ${1:-} in
 gen) gen "${2:-}" ;;
 check) check ;;
 apply) apply ;;
-*) die "usage: vm/series.sh gen [DIR] | check | apply" ;;
+apply-stock) apply_stock ;;
+*) die "usage: vm/series.sh gen [DIR] | check | apply | apply-stock" ;;
 esac
