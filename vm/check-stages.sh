@@ -130,7 +130,6 @@ bisect_series() {
 		for f in $(git -C "$wt" diff --name-only "$c^" "$c"); do
 			case $f in
 			tools/*|Documentation/*) ;;
-			include/uapi/linux/process_vm.h) objs="$objs mm/process_vm_access.o" ;;
 			*.c) objs="$objs ${f%.c}.o" ;;
 			arch/x86/entry/syscalls/*.tbl)
 				objs="$objs arch/x86/entry/syscall_64.o arch/x86/entry/syscall_32.o arch/x86/entry/syscall_x32.o" ;;
