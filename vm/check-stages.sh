@@ -123,6 +123,25 @@ st_stock_same_tree() {
 # patch (x86_64 VM config).
 st_bisect() { bisect_series "$B/am" cma-base "$B/bisect" "$B/obj-bisect"; }
 st_stock_bisect() { bisect_series "$B/am-stock" stock "$B/bisect-stock" "$B/obj-bisect-stock"; }
+# kdoc_no_worse WT C: each C file or header (outside tools/) that commit C
+# changes has no more kernel-doc -Wall warnings after it than before: the
+# fixes to mainline's file, which is not kernel-doc clean, add none, and
+# every state of our own file is clean.
+kdoc_no_worse() {
+	local wt=$1 c=$2 f before after
+	for f in $(git -C "$wt" diff --name-only "$c^" "$c" -- '*.c' '*.h' ':!tools'); do
+		[ -f "$wt/$f" ] || continue
+		after=$(cd "$wt" && perl scripts/kernel-doc -Wall -none "$f" 2>&1 | grep -c .)
+		before=0
+		if git -C "$wt" cat-file -e "$c^:$f" 2>/dev/null; then
+			git -C "$wt" show "$c^:$f" >"$B/kdoc-before.${f##*.}"
+			before=$(cd "$wt" && perl scripts/kernel-doc -Wall -none "$B/kdoc-before.${f##*.}" 2>&1 | grep -c .)
+		fi
+		echo "  kernel-doc $f: $before -> $after warning(s)"
+		[ "$after" -le "$before" ] || { (cd "$wt" && perl scripts/kernel-doc -Wall -none "$f"); return 1; }
+	done
+}
+
 # bisect_series AM BASE_REF WORKTREE OBJ: every commit of AM after BASE_REF.
 bisect_series() {
 	local am=$1 ref=$2 wt=$3 obj=$4 commits c objs f n=0
@@ -140,6 +159,7 @@ bisect_series() {
 			esac
 		done
 		echo "patch $n ($(git -C "$wt" log -1 --format=%s)): ${objs:-nothing to compile}"
+		kdoc_no_worse "$wt" "$c" || { echo "patch $n adds kernel-doc warnings"; return 1; }
 		[ -n "$objs" ] || continue
 		kconfig_for "$wt" "$obj" x86_64 "" || return 1
 		# shellcheck disable=SC2086
