@@ -22,7 +22,7 @@ set -euo pipefail
 
 # The manifest, base tag, branch and cover letter of the series being
 # generated; set by use_series.
-CONF= BASE_REF= BRANCH= COVER=
+CONF='' BASE_REF='' BRANCH='' COVER=''
 use_series() {
 	case $1 in
 	series) CONF=$ROOT/meta/series.conf BASE_REF=cma-base BRANCH=cma-series
@@ -136,7 +136,6 @@ gen_one() {
 		''|'#'*) ;;
 		present) [ -f "$ROOT/$path" ] || die "series: $path (in ${CONF#"$ROOT"/}) does not exist" ;;
 		patch) commit; pending=$path; n=$((n + 1)) ;;
-		# shellcheck disable=SC2086
 		file) add_file "$path" $rest ;;
 		dir) for f in $(overlay_files | grep "^$path/"); do add_file "$f"; done ;;
 		diff) add_diff "$path" ;;
