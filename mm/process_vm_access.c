@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * Cross Memory Attach: process_vm_readv(2) and process_vm_writev(2).
  *
