@@ -96,7 +96,7 @@ define pvm_trace
   set \$ic_n = 0
   set \$ic_rep = 0
   while \$pc != \$ic_ret || \$sp <= \$ic_sp
-    printf "PC %016lx\n", \$pc
+    printf "PC %016lx %016lx\n", \$pc, \$sp
     set \$ic_n = \$ic_n + 1
     set \$ic_b0 = *(unsigned char *)\$pc
     set \$ic_b1 = *(unsigned char *)(\$pc + 1)
@@ -160,7 +160,7 @@ grep -q '^ICOUNT' "$out/gdb.log" || die "icount: no trace in $out/gdb.log"
 # Split the log into one PC list per cell and side.
 awk -v dir="$out" '
 	/^CELL / { f = dir "/pc-" $2 "-" $3 "-" $4 "-" $5; next }
-	/^PC / && f { print $2 > f; next }
+	/^PC / && f { print $2, $3 > f; next }
 	/^ICOUNT / && f { print $2, $3 > (f ".n"); close(f); f = ""; }
 ' "$out/gdb.log"
 
@@ -168,10 +168,12 @@ awk -v dir="$out" '
 # waited for the breakpoint) schedules in GUP's cond_resched(): another
 # task's work, thousands of instructions, lands in the trace.  Each trace
 # is counted without it: from the first instruction of __schedule() to the
-# return into __cond_resched(), dropped from the PC list and the count
-# (.n; its rep iterations stay), its size noted in .sched.  Kernel text
-# lies in one 4 GiB range, so the low 32 bits of an address (exact in
-# awk) identify it.
+# return into __cond_resched() on the calling task's stack (another task
+# may pass through a cond_resched() of its own meanwhile), dropped from
+# the PC list and the count (.n; its rep iterations stay), its size noted
+# in .sched.  Kernel text lies in one 4 GiB range, so the low 32 bits of
+# an address (exact in awk) identify it; a task's kernel stack is one
+# THREAD_SIZE-aligned block, so bits 14-31 of the stack pointer name it.
 sym_range() {
 	awk -v s="$1" '$3 == s { a = substr($1, 9); getline; print a, substr($1, 9); exit }' \
 		"$obj/System.map"
@@ -189,14 +191,17 @@ for f in "$out"/pc-*-[0-9]; do
 		}
 		{
 			pc = low32($1)
-			if (skip && pc >= crlo && pc < crhi)
+			stack = int(low32($2) / 16384)
+			if (NR == 1)
+				own = stack
+			if (skip && pc >= crlo && pc < crhi && stack == own)
 				skip = 0
 			if (!skip && pc >= sclo && pc < schi)
 				skip = 1
 			if (skip)
 				sk++
 			else
-				print >(f ".kept")
+				print $1 >(f ".kept")
 		}
 		END {
 			getline line <(f ".n")
