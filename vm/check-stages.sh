@@ -319,6 +319,8 @@ st_vm_glibc() { demo_boot && grep -q 'demo: OK' "$DEMO_OUT"; }
 
 # The same selftests natively on the host kernel (mainline CMA): nothing
 # may fail; cases for our extensions skip there.
+# NATIVE_ABIS: the ABIs run, for the count of cases (vm/tapcheck.sh).
+NATIVE_ABIS=
 st_native_selftests() {
 	local abis= a
 	for a in x86_64 i386 x32; do
@@ -330,6 +332,7 @@ st_native_selftests() {
 		fi
 	done
 	[ -n "$abis" ] || return 1
+	NATIVE_ABIS=$abis
 	# shellcheck disable=SC2086
 	"$B/add/selftests/cma/run-tests" $abis || return 1
 	# The fuzzer's model against mainline's code, on every landing.

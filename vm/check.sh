@@ -102,6 +102,20 @@ tap_count() {
 	[ $((p + f + s)) -gt 0 ] || { FAIL=$((FAIL + 1)); FAILED+=("$label: no test ran"); }
 }
 
+# tap_check ENV LOG "ABIS" ["EXCLUDED"]: every case of the sources ran, and
+# every skip is allowed in ENV (vm/tapcheck.sh, vm/skips/ENV).
+tap_check() {
+	local out
+	out=$(CMA_SELFTEST_SRC=$B/tree/tools/testing/selftests/cma "$ROOT/vm/tapcheck.sh" "$@")
+	if [ $? -eq 0 ]; then
+		echo "$out" | tail -n 1 | sed 's/^/     /'
+	else
+		echo "$out" | head -n 20 | sed 's/^/     /'
+		FAIL=$((FAIL + 1))
+		FAILED+=("$1: cases missing or skipped ($(basename "$2"))")
+	fi
+}
+
 . "$ROOT/vm/check-stages.sh"
 # No stage before BG_AFTER in this run: background stages start at once.
 selected "$BG_AFTER" || for b in $BG_STAGES; do bg_start "$b"; done
@@ -120,10 +134,14 @@ for s in $CHECK_STAGES $EXTRA_STAGES; do
 	"$BG_AFTER") for b in $BG_STAGES; do bg_start "$b"; done ;;
 	esac
 	case $s in
-	vm-selftests) [ "$RAN" = 1 ] && tap_count "kselftests in the VM (x86_64, i386; x32 runs in vm-fuzz and check-debug)" "$LOGS/$s.log" ;;
-	native-selftests) [ "$RAN" = 1 ] && tap_count "kselftests on the host kernel $(uname -r)" "$LOGS/$s.log" ;;
-	uml-selftests) [ "$RAN" = 1 ] && tap_count "kselftests under User-Mode Linux (x86_64)" "$LOGS/$s.log" ;;
-	debug-vm) [ "$RAN" = 1 ] && tap_count "debug VM (selftests and checks)" "$LOGS/$s.log" ;;
+	vm-selftests) [ "$RAN" = 1 ] && tap_count "kselftests in the VM (x86_64, i386; x32 runs in vm-fuzz and check-debug)" "$LOGS/$s.log" &&
+		tap_check vm "$LOGS/$s.log" "x86_64 i386" ;;
+	native-selftests) [ "$RAN" = 1 ] && tap_count "kselftests on the host kernel $(uname -r)" "$LOGS/$s.log" &&
+		tap_check native "$LOGS/$s.log" "$NATIVE_ABIS" ;;
+	uml-selftests) [ "$RAN" = 1 ] && tap_count "kselftests under User-Mode Linux (x86_64)" "$LOGS/$s.log" &&
+		tap_check uml "$LOGS/$s.log" x86_64 ;;
+	debug-vm) [ "$RAN" = 1 ] && tap_count "debug VM (selftests and checks)" "$LOGS/$s.log" &&
+		tap_check vm "$LOGS/$s.log" x86_64 "$(echo "${CHECK_DEBUG_SKIP-size_64m}" | tr ',' ' ')" ;;
 	esac
 done
 
