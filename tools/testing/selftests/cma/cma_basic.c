@@ -7,6 +7,8 @@
 #include "../kselftest_harness.h"
 #include "cma_common.h"
 
+#include <sys/mount.h>
+
 #define MARGIN	64	/* canary bytes kept before and after a range at least */
 
 FIXTURE(basic) {
@@ -284,18 +286,180 @@ TEST_F(basic, untouched_anon)
 	cma_xfer_expect(_metadata, &self->t, variant->write, 4 * p + 10);
 }
 
-TEST_F(basic, thp)
-{
-	size_t p = self->page, h = CMA_THP_SIZE;
-	struct cma_xfer *x = self->x;
+#ifndef MADV_COLLAPSE
+#define MADV_COLLAPSE	25
+#endif
 
-	if (access("/sys/kernel/mm/transparent_hugepage", F_OK))
-		SKIP(return, "no transparent huge pages");
-	ASSERT_EQ(0, cma_xfer_setup(&self->t, 8 * p, 2 * h, CMA_THP));
+/* arg: addr, len.  Pages of the range that THPs back, or -1. */
+static long t_thp_pages(struct cma_mbox *mb)
+{
+	return cma_thp_pages((void *)mb->arg[0], mb->arg[1]);
+}
+
+/* arg: addr, smaps field.  Bytes counted under the field, or -1. */
+static long t_smaps_bytes(struct cma_mbox *mb)
+{
+	return cma_smaps_bytes((void *)mb->arg[0], (const char *)mb->arg[1]);
+}
+
+/* arg: addr, len.  Collapse the range into huge pages. */
+static long t_collapse(struct cma_mbox *mb)
+{
+	return madvise((void *)mb->arg[0], mb->arg[1], MADV_COLLAPSE);
+}
+
+/*
+ * Pages of the target's x.rreg that THPs back: from /proc/kpageflags, or
+ * where its page frames cannot be read, from @field of smaps (PMD-mapped
+ * THPs only).  -1 if neither can tell.
+ */
+static long rreg_thp_pages(struct cma_target *t, const char *field)
+{
+	struct cma_region *r = &t->mb->x.rreg;
+	long n = cma_call3(t, t_thp_pages, (long)r->addr, r->len, 0);
+
+	if (n < 0) {
+		n = cma_call3(t, t_smaps_bytes, (long)r->addr, (long)field, 0);
+		if (n >= 0)
+			n /= cma_page();
+	}
+	return n;
+}
+
+/* Whether the THP setting in @path (enabled, shmem_enabled) is @value. */
+static bool thp_setting(const char *path, const char *value)
+{
+	char buf[128] = "";
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+
+	if (fd >= 0)
+		close(fd);
+	return n > 0 && strstr(buf, value);
+}
+
+/*
+ * A transfer across the two huge pages of x.rreg, @kind CMA_THP or
+ * CMA_FILE_THP, which huge pages must back before and after: a copy that
+ * runs through a large folio (the folio-span path) is what this tests.
+ */
+static void thp_case(struct __test_metadata *_metadata, struct cma_target *t, bool write,
+		     enum cma_kind kind, const char *field)
+{
+	size_t p = cma_page(), h = CMA_THP_SIZE, want = 2 * h / p;
+	struct cma_xfer *x = &t->mb->x;
+	long huge;
+
+	ASSERT_EQ(0, cma_xfer_setup(t, 8 * p, 2 * h, kind));
+	huge = rreg_thp_pages(t, field);
+	ASSERT_LE(0, huge) TH_LOG("neither /proc/kpageflags nor smaps tells what backs the region");
+	if (huge < (long)want) {
+		cma_call3(t, t_collapse, (long)x->rreg.addr, x->rreg.len, 0);
+		huge = rreg_thp_pages(t, field);
+	}
+	if (huge < (long)want)
+		SKIP(return, "transparent huge pages: none could be allocated (%ld of %zu huge)",
+		     huge, want);
 	cma_riov(x, 100, 3 * p);
 	cma_riov(x, h - 3 * p - 5, 4 * p + 11);
 	cma_liov(x, MARGIN, 7 * p + 11);
-	cma_xfer_expect(_metadata, &self->t, variant->write, 7 * p + 11);
+	cma_xfer_expect(_metadata, t, write, 7 * p + 11);
+	EXPECT_EQ((long)want, rreg_thp_pages(t, field)) TH_LOG("the transfer split a huge page");
+}
+
+TEST_F(basic, thp)
+{
+	if (access(CMA_THP_SYSFS, F_OK))
+		SKIP(return, "no transparent huge pages");
+	if (thp_setting(CMA_THP_SYSFS "/enabled", "[never]"))
+		SKIP(return, "transparent huge pages disabled (enabled: never)");
+	thp_case(_metadata, &self->t, variant->write, CMA_THP, "AnonHugePages");
+}
+
+/* In the target: a /tmp of its own, on tmpfs with huge=always. */
+static long t_huge_tmpfs(struct cma_mbox *mb)
+{
+	if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
+		return -1;
+	return mount("cma", "/tmp", "tmpfs", 0, "huge=always");
+}
+
+/* The same through a MAP_SHARED mapping of a file on tmpfs with huge pages. */
+TEST_F(basic, thp_shmem)
+{
+	if (access(CMA_THP_SYSFS "/shmem_enabled", F_OK))
+		SKIP(return, "no transparent huge pages");
+	if (thp_setting(CMA_THP_SYSFS "/shmem_enabled", "[deny]"))
+		SKIP(return, "transparent huge pages disabled (shmem_enabled: deny)");
+	if (cma_call(&self->t, t_huge_tmpfs)) {
+		if (errno == EINVAL)
+			SKIP(return, "transparent huge pages: tmpfs takes no huge=always");
+		SKIP(return, "transparent huge pages: cannot mount tmpfs: %s", strerror(errno));
+	}
+	thp_case(_metadata, &self->t, variant->write, CMA_FILE_THP, "ShmemPmdMapped");
+}
+
+#define MTHP_64K	CMA_THP_SYSFS "/hugepages-64kB/enabled"
+
+static int thp_write(const char *path, const char *value)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : write(fd, value, strlen(value));
+
+	if (fd >= 0)
+		close(fd);
+	return n == (ssize_t)strlen(value) ? 0 : -1;
+}
+
+/* arg: seed.  Advise x.rreg for huge pages, then fill it: faults allocate them. */
+static long t_advise_fill(struct cma_mbox *mb)
+{
+	struct cma_region *r = &mb->x.rreg;
+
+	if (madvise(r->addr, r->len, MADV_HUGEPAGE))
+		return -1;
+	r->seed = mb->arg[0];
+	cma_region_refill(r);
+	return 0;
+}
+
+/*
+ * Multi-size THP: 64 KiB folios among small pages.  The region is shorter
+ * than a PMD, so faults take the largest order that fits; the transfer
+ * runs through 64 KiB folios and across their edges into small pages.
+ */
+TEST_F(basic, thp_mthp_64k)
+{
+	size_t p = self->page, len = 40 * p;
+	struct cma_xfer *x = self->x;
+	bool enabled = false;
+	char why[128] = "";
+	long huge;
+	int ret;
+
+	if (p != 4096 || access(MTHP_64K, F_OK))
+		SKIP(return, "no transparent huge pages of 64 KiB");
+	if (thp_setting(MTHP_64K, "[never]")) {
+		if (thp_write(MTHP_64K, "madvise"))
+			SKIP(return, "transparent huge pages: cannot enable 64 KiB folios");
+		enabled = true;
+	}
+	ASSERT_EQ(0, cma_xfer_setup(&self->t, len + 2 * MARGIN, len, CMA_UNTOUCHED));
+	ret = cma_call1(&self->t, t_advise_fill, 0x5a);
+	huge = rreg_thp_pages(&self->t, "-");
+	if (!ret && huge >= 16) {
+		cma_riov(x, 5, p);
+		cma_riov(x, 2 * p - 3, len - 3 * p);
+		cma_riov(x, len - p + 7, p - 7);
+		cma_liov(x, MARGIN, len - p - 7);
+		ret = cma_xfer_try(&self->t, variant->write, len - p - 7, why, sizeof(why));
+	}
+	if (enabled)
+		ASSERT_EQ(0, thp_write(MTHP_64K, "never"));
+	ASSERT_EQ(0, ret) TH_LOG("%s", why[0] ? why : strerror(errno));
+	if (huge < 0)
+		SKIP(return, "transparent huge pages: no /proc/kpageflags (CAP_SYS_ADMIN)");
+	ASSERT_LE(16, huge) TH_LOG("%ld of %zu pages in 64 KiB folios", huge, len / p);
 }
 
 /* Make @want huge pages free; returns the old nr_hugepages, or -1. */

@@ -246,6 +246,7 @@ enum cma_kind {
 	CMA_MEMFD,		/* MAP_SHARED of a memfd (shmem) */
 	CMA_SHARED_ANON,	/* MAP_SHARED | MAP_ANONYMOUS */
 	CMA_FILE,		/* MAP_SHARED of a file in /tmp */
+	CMA_FILE_THP,		/* CMA_FILE, huge-page aligned, MADV_HUGEPAGE */
 };
 
 struct cma_region {
@@ -269,7 +270,8 @@ static inline int cma_region_alloc(struct cma_region *r, size_t len, unsigned in
 				   enum cma_kind kind)
 {
 	size_t page = cma_page();
-	size_t align = (kind == CMA_THP || kind == CMA_HUGETLB) ? CMA_THP_SIZE : page;
+	size_t align = (kind == CMA_THP || kind == CMA_HUGETLB || kind == CMA_FILE_THP) ?
+		       CMA_THP_SIZE : page;
 	int flags = MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS;
 	uintptr_t start;
 	void *p;
@@ -297,24 +299,26 @@ static inline int cma_region_alloc(struct cma_region *r, size_t len, unsigned in
 		r->fd = memfd_create("cma", MFD_CLOEXEC);
 		break;
 	case CMA_FILE:
+	case CMA_FILE_THP:
 		snprintf(r->path, sizeof(r->path), "/tmp/cma_test_XXXXXX");
 		r->fd = mkstemp(r->path);
 		break;
 	default:
 		break;
 	}
-	if (kind == CMA_MEMFD || kind == CMA_FILE) {
+	if (kind == CMA_MEMFD || kind == CMA_FILE || kind == CMA_FILE_THP) {
 		if (r->fd < 0 || ftruncate(r->fd, r->len))
 			goto fail;
 		flags = MAP_FIXED | MAP_SHARED;
 	}
 	/* Prefault what is filled anyway: one call instead of a fault a page. */
-	if (kind != CMA_UNTOUCHED && kind != CMA_THP)
+	if (kind != CMA_UNTOUCHED && kind != CMA_THP && kind != CMA_FILE_THP)
 		flags |= MAP_POPULATE;
 	p = mmap(r->addr, r->len, PROT_READ | PROT_WRITE, flags, r->fd, 0);
 	if (p == MAP_FAILED)
 		goto fail;
-	if (kind == CMA_THP && madvise(r->addr, r->len, MADV_HUGEPAGE))
+	if ((kind == CMA_THP || kind == CMA_FILE_THP) &&
+	    madvise(r->addr, r->len, MADV_HUGEPAGE))
 		goto fail;
 	if (kind != CMA_UNTOUCHED) {
 		r->seed = seed;
@@ -1094,6 +1098,85 @@ static inline double cma_now(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* ---- huge pages ------------------------------------------------------ */
+
+#define CMA_THP_SYSFS	"/sys/kernel/mm/transparent_hugepage"
+#define CMA_KPF_THP	22	/* /proc/kpageflags: page of a THP (any order) */
+
+/*
+ * Pages of [@addr, @addr + @len) that transparent huge pages back, from
+ * /proc/self/pagemap and /proc/kpageflags (any THP order, anonymous or
+ * shmem).  Touches nothing.  Returns -1 when the page frames cannot be
+ * read (both files need CAP_SYS_ADMIN).
+ */
+static inline long cma_thp_pages(const void *addr, size_t len)
+{
+	size_t page = cma_page(), i, n = len / page;
+	uint64_t ent, flags;
+	long huge = 0;
+	int pm, kpf;
+
+	pm = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	kpf = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
+	if (pm < 0 || kpf < 0)
+		goto fail;
+	for (i = 0; i < n; i++) {
+		off64_t at = ((uintptr_t)addr / page + i) * sizeof(ent);
+
+		if (pread64(pm, &ent, sizeof(ent), at) != sizeof(ent))
+			goto fail;
+		if (!(ent >> 63))	/* not present */
+			continue;
+		ent &= (1ULL << 55) - 1;
+		if (!ent)		/* no page frame numbers for us */
+			goto fail;
+		if (pread64(kpf, &flags, sizeof(flags), ent * sizeof(flags)) != sizeof(flags))
+			goto fail;
+		huge += (flags >> CMA_KPF_THP) & 1;
+	}
+	close(pm);
+	close(kpf);
+	return huge;
+fail:
+	if (pm >= 0)
+		close(pm);
+	if (kpf >= 0)
+		close(kpf);
+	return -1;
+}
+
+/*
+ * Bytes of the mapping that holds @addr counted under @field in
+ * /proc/self/smaps (AnonHugePages, ShmemPmdMapped: PMD-mapped THPs), or
+ * -1 if there is no such mapping or field.
+ */
+static inline long cma_smaps_bytes(const void *addr, const char *field)
+{
+	unsigned long lo, hi, kb;
+	size_t flen = strlen(field);
+	bool in = false;
+	char line[512];
+	long ret = -1;
+	FILE *f;
+
+	f = fopen("/proc/self/smaps", "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2) {
+			in = (uintptr_t)addr >= lo && (uintptr_t)addr < hi;
+			continue;
+		}
+		if (in && !strncmp(line, field, flen) && line[flen] == ':' &&
+		    sscanf(line + flen + 1, "%lu", &kb) == 1) {
+			ret = kb << 10;
+			break;
+		}
+	}
+	fclose(f);
+	return ret;
 }
 
 /* Start of the first mapping of @pid named @name in /proc/PID/maps, or 0. */
