@@ -12,11 +12,17 @@
  * new image maps the region again, zero filled, and exits soon) or is killed.
  *
  * Reader and writer threads call process_vm_readv/writev on the current
- * target with random iovecs in the region.  Writers store the pattern, so
- * every byte a reader gets must be the pattern or zero.  A result must be
- * a count no larger than asked, or -1 with EFAULT, ESRCH or ENOMEM.  A
- * target is reaped only once no thread may still use its pid, so a pid is
- * never reused under a thread.  At the end every child must have been
+ * target with random iovecs in the region.  The target fills it with one
+ * pattern, writers store another (both functions of the address, never
+ * zero), and the target marks each page it is about to change (a sequence
+ * count, odd while it changes the page) and each page it may leave zero.
+ * So every byte a reader gets must be one of the two patterns, or zero on
+ * a page marked so; and a writer reads back what it wrote: on pages the
+ * target left alone meanwhile, every byte must be the writers' pattern.
+ * A result must be a count from 1 to the total asked, or -1 with EFAULT
+ * or ESRCH; a short count stops at a remote page boundary or between
+ * elements.  A target is reaped only once no thread may still use its
+ * pid, so a pid is never reused under a thread.  At the end every child must have been
  * reaped; --check-pins compares nr_foll_pin_acquired and _released in
  * /proc/vmstat before and after (when nothing else pins pages).
  *
@@ -58,11 +64,14 @@
 #define CH_MAX_IOV		16
 #define CH_MAX_LEN		(256UL << 10)	/* bytes per call, at most */
 #define CH_LIFE_MS		150		/* a target's churn time, at most */
+#define CH_PAGES		(CH_REGION / 4096)	/* pages of the region, at most */
 
 /* Shared between this process, its threads and the targets (MAP_SHARED). */
 struct ch_shared {
 	int ready;		/* the current target has filled its region */
 	int execing;		/* the current target is about to exec */
+	unsigned int seq[CH_PAGES];	/* changes of each page: odd while one runs */
+	unsigned char zap[CH_PAGES];	/* the page may hold zeros */
 };
 
 struct ch_worker {
@@ -70,7 +79,7 @@ struct ch_worker {
 	int id;
 	bool write;
 	unsigned long long seed;
-	unsigned long ops, bytes, shorts, efault, esrch, enomem, zero;
+	unsigned long ops, bytes, shorts, efault, esrch, checked;
 	int failed;		/* 0, or the line that failed */
 	char why[200];
 };
@@ -122,6 +131,33 @@ static unsigned char ch_pat(unsigned long addr)
 	return (unsigned char)((((unsigned int)addr * 0x9e3779b1u) >> 24) | 1);
 }
 
+/* The writers' pattern: never zero, and never the target's. */
+static unsigned char ch_pat2(unsigned long addr)
+{
+	return ch_pat(addr) ^ 0x80;
+}
+
+static size_t ch_page_of(unsigned long addr)
+{
+	return (addr - (unsigned long)region) / pg;
+}
+
+/*
+ * The target is about to change [@p, @p + @len) (@zero: it may leave zeros
+ * there), or is done with it: called before and after, the pages' sequence
+ * counts are odd while the change runs.
+ */
+static void ch_mark(char *p, size_t len, bool zero)
+{
+	size_t i, last = ch_page_of((unsigned long)p + len - 1);
+
+	for (i = ch_page_of((unsigned long)p); i <= last && i < CH_PAGES; i++) {
+		if (zero)
+			__atomic_store_n(&sh->zap[i], 1, __ATOMIC_SEQ_CST);
+		__atomic_add_fetch(&sh->seq[i], 1, __ATOMIC_SEQ_CST);
+	}
+}
+
 static void ch_fill(char *p, size_t len)
 {
 	size_t i;
@@ -168,16 +204,22 @@ static void ch_churn_once(unsigned long long *s)
 		mprotect(h, CH_HUGE / 2, PROT_READ | PROT_WRITE);
 		break;
 	case 1:		/* part of a huge page dropped */
+		ch_mark(h + off, len, true);
 		madvise(h + off, len, MADV_DONTNEED);
+		ch_mark(h + off, len, false);
 		break;
 	case 2:		/* a whole huge page dropped, then touched again */
+		ch_mark(h, CH_HUGE, true);
 		madvise(h, CH_HUGE, MADV_DONTNEED);
 		ch_fill(h + off, len);
+		ch_mark(h, CH_HUGE, false);
 		break;
 	case 3:		/* unmapped for a while, then mapped again */
+		ch_mark(h + off, len, true);
 		munmap(h + off, len);
 		ch_sleep_us(ch_below(s, 200));
 		ch_map(h + off, len, ch_below(s, 2));
+		ch_mark(h + off, len, false);
 		break;
 	case 4:		/* PROT_NONE for a while */
 		mprotect(h + off, len, PROT_NONE);
@@ -189,19 +231,23 @@ static void ch_churn_once(unsigned long long *s)
 			off = 0;
 			len = CH_HUGE;
 		}
-		if (mremap(h + off, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, spare) ==
-		    MAP_FAILED)
-			break;
-		ch_sleep_us(ch_below(s, 200));
-		if (mremap(spare, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, h + off) ==
-		    MAP_FAILED)
-			ch_map(h + off, len, true);
-		mmap(spare, CH_HUGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED |
-		     MAP_NORESERVE, -1, 0);
+		ch_mark(h + off, len, false);
+		if (mremap(h + off, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, spare) !=
+		    MAP_FAILED) {
+			ch_sleep_us(ch_below(s, 200));
+			if (mremap(spare, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, h + off) ==
+			    MAP_FAILED)
+				ch_map(h + off, len, true);
+			mmap(spare, CH_HUGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS |
+			     MAP_FIXED | MAP_NORESERVE, -1, 0);
+		}
+		ch_mark(h + off, len, false);
 		break;
 	case 6:		/* shrunk in place, the tail mapped again */
+		ch_mark(h + CH_HUGE / 2, CH_HUGE / 2, true);
 		if (mremap(h, CH_HUGE, CH_HUGE / 2, 0) != MAP_FAILED)
 			ch_map(h + CH_HUGE / 2, CH_HUGE / 2, ch_below(s, 2));
+		ch_mark(h + CH_HUGE / 2, CH_HUGE / 2, false);
 		break;
 	case 7:		/* collapsed into a huge page (khugepaged does it too) */
 		madvise(h, CH_HUGE, MADV_COLLAPSE);
@@ -215,7 +261,9 @@ static void ch_churn_once(unsigned long long *s)
 		}
 		break;
 	default:	/* touched: faults pages in again */
+		ch_mark(h + off, len, false);
 		ch_fill(h + off, len);
+		ch_mark(h + off, len, false);
 		break;
 	}
 	while (waitpid(-1, NULL, WNOHANG) > 0)
@@ -264,8 +312,10 @@ static int ch_exec_child(const char *addr, const char *seed)
 
 /* ---- readers and writers ------------------------------------------------- */
 
+/* Record a worker's failure; it stops, and no longer holds its target. */
 static void *ch_fail(struct ch_worker *w, int line, const char *fmt, long a, long b)
 {
+	__atomic_store_n(&busy[w->id], 0, __ATOMIC_SEQ_CST);
 	w->failed = line;
 	snprintf(w->why, sizeof(w->why), fmt, a, b);
 	return NULL;
@@ -288,18 +338,76 @@ static pid_t ch_take(struct ch_worker *w, unsigned long *gen)
 	return pid;
 }
 
+/*
+ * The remote address at which a transfer of the elements @rv stopped after
+ * @n bytes, or 0 if it stopped between two elements (anywhere is fine).
+ */
+static unsigned long ch_stop_addr(const struct iovec *rv, unsigned int rn, size_t n)
+{
+	unsigned int i;
+
+	for (i = 0; i < rn && n >= rv[i].iov_len; i++)
+		n -= rv[i].iov_len;
+	return i < rn && n ? (unsigned long)rv[i].iov_base + n : 0;
+}
+
+/*
+ * Check the first @n bytes of @buf, read from @rv: each must be the
+ * target's pattern or the writers', or zero on a page the target may
+ * have zeroed.  With @seq0, the sequence counts from before the writes:
+ * on a page that nothing changed since (even and equal now), each byte
+ * must be the writers' pattern.  Returns the number of bytes so checked,
+ * or -1 with @w failed.
+ */
+static int ch_check(struct ch_worker *w, const unsigned char *buf, const struct iovec *rv,
+		    unsigned int rn, size_t n, const unsigned int *seq0)
+{
+	size_t i, done = 0, k;
+	long strict = 0;
+
+	for (i = 0; i < rn && done < n; i++) {
+		for (k = 0; k < rv[i].iov_len && done < n; k++, done++) {
+			unsigned long a = (unsigned long)rv[i].iov_base + k;
+			size_t pi = ch_page_of(a);
+			unsigned char b = buf[done];
+
+			if (seq0 && !(seq0[pi] & 1) &&
+			    __atomic_load_n(&sh->seq[pi], __ATOMIC_SEQ_CST) == seq0[pi]) {
+				if (b == ch_pat2(a)) {
+					strict++;
+					continue;
+				}
+				ch_fail(w, __LINE__, "written byte at region+%ld reads 0x%lx",
+					a - (unsigned long)region, b);
+				return -1;
+			}
+			if (b == ch_pat(a) || b == ch_pat2(a) ||
+			    (!b && __atomic_load_n(&sh->zap[pi], __ATOMIC_SEQ_CST)))
+				continue;
+			ch_fail(w, __LINE__, "read byte at region+%ld is 0x%lx",
+				a - (unsigned long)region, b);
+			return -1;
+		}
+	}
+	return strict;
+}
+
+/* A writer's copy of the sequence counts, taken before it writes. */
+static __thread unsigned int seq0[CH_PAGES];
+
 static void *ch_worker_run(void *arg)
 {
 	struct ch_worker *w = arg;
-	struct iovec lv[CH_MAX_IOV], rv[CH_MAX_IOV];
-	unsigned char *buf = malloc(CH_MAX_LEN);
-	unsigned long gen;
+	struct iovec lv[CH_MAX_IOV], rv[CH_MAX_IOV], rb;
+	unsigned char *buf = malloc(CH_MAX_LEN), *back = malloc(CH_MAX_LEN);
+	unsigned long gen, stop;
+	long good;
 	size_t total, i, done, n, len;
 	unsigned int ln, rn;
 	ssize_t ret;
 	pid_t pid;
 
-	if (!buf)
+	if (!buf || !back)
 		return ch_fail(w, __LINE__, "out of memory", 0, 0);
 	while (ch_now() < deadline) {
 		pid = ch_take(w, &gen);
@@ -326,14 +434,16 @@ static void *ch_worker_run(void *arg)
 			lv[ln++].iov_len = n;
 		}
 		if (w->write) {
-			/* The pattern of the remote addresses, in transfer order. */
+			/* The writers' pattern, in transfer order. */
 			for (i = 0, done = 0; i < rn; i++) {
 				for (n = 0; n < rv[i].iov_len; n++)
-					buf[done + n] = ch_pat((unsigned long)rv[i].iov_base + n);
+					buf[done + n] = ch_pat2((unsigned long)rv[i].iov_base + n);
 				done += n;
 			}
 			if (__atomic_load_n(&sh->execing, __ATOMIC_SEQ_CST))
 				goto next;
+			for (i = 0; i < CH_PAGES; i++)
+				seq0[i] = __atomic_load_n(&sh->seq[i], __ATOMIC_SEQ_CST);
 		} else {
 			memset(buf, 0xee, total);
 		}
@@ -344,38 +454,49 @@ static void *ch_worker_run(void *arg)
 				w->efault++;
 			else if (errno == ESRCH)
 				w->esrch++;
-			else if (errno == ENOMEM)
-				w->enomem++;
 			else
 				return ch_fail(w, __LINE__, "returned %ld, errno %ld", ret, errno);
 			goto next;
 		}
-		if ((size_t)ret > total)
+		/* No byte moved is an error, never a count of 0. */
+		if (!ret || (size_t)ret > total)
 			return ch_fail(w, __LINE__, "returned %ld, asked for %ld", ret, total);
+		stop = (size_t)ret < total ? ch_stop_addr(rv, rn, ret) : 0;
+		if (stop % pg)
+			return ch_fail(w, __LINE__, "short count %ld ends in a page (region+%ld)",
+				       ret, stop - (unsigned long)region);
 		w->ops++;
 		w->bytes += ret;
 		w->shorts += (size_t)ret < total;
-		w->zero += !ret;
-		if (w->write || __atomic_load_n(&sh->execing, __ATOMIC_SEQ_CST))
+		if (__atomic_load_n(&sh->execing, __ATOMIC_SEQ_CST))
 			goto next;
-		/* Every byte read is the pattern of its remote address, or zero. */
-		for (i = 0, done = 0; i < rn && done < (size_t)ret; i++) {
-			for (n = 0; n < rv[i].iov_len && done + n < (size_t)ret; n++) {
-				unsigned char b = buf[done + n];
-				unsigned long a = (unsigned long)rv[i].iov_base + n;
-
-				if (b && b != ch_pat(a))
-					return ch_fail(w, __LINE__,
-						       "read byte at region+%ld is 0x%lx",
-						       a - (unsigned long)region, b);
-			}
-			done += n;
+		if (!w->write) {
+			if (ch_check(w, buf, rv, rn, ret, NULL) < 0)
+				return NULL;
+			goto next;
 		}
+		/* Read back what was written (one element at a time, in order). */
+		for (i = 0, done = 0; i < rn && done < (size_t)ret; i++, done += n) {
+			n = rv[i].iov_len < ret - done ? rv[i].iov_len : ret - done;
+			rb.iov_base = back + done;
+			rb.iov_len = n;
+			rv[i].iov_len = n;
+			if (syscall(__NR_process_vm_readv, pid, &rb, 1UL, &rv[i], 1UL, 0UL) !=
+			    (ssize_t)n)
+				break;
+		}
+		if (__atomic_load_n(&sh->execing, __ATOMIC_SEQ_CST))
+			goto next;
+		good = ch_check(w, back, rv, i, done, seq0);
+		if (good < 0)
+			return NULL;
+		w->checked += good;
 next:
 		__atomic_store_n(&busy[w->id], 0, __ATOMIC_SEQ_CST);
 	}
 	__atomic_store_n(&busy[w->id], 0, __ATOMIC_SEQ_CST);
 	free(buf);
+	free(back);
 	return NULL;
 }
 
@@ -415,6 +536,9 @@ static void ch_run_targets(unsigned long long *s, const char *self, struct ch_st
 		gen += 2;	/* odd values: no target; busy[] 0: idle */
 		sh->ready = 0;
 		sh->execing = 0;
+		/* No worker uses the region now: a new target starts unchanged. */
+		memset(sh->seq, 0, sizeof(sh->seq));
+		memset(sh->zap, 0, sizeof(sh->zap));
 		fflush(stdout);
 		pid = fork();
 		if (pid < 0) {
@@ -472,7 +596,7 @@ int main(int argc, char **argv)
 	unsigned long long seed = 0, s;
 	long long acq0 = 0, rel0 = 0, acq1 = 0, rel1 = 0;
 	int opt, readers = 2, writers = 2, i, bad = 0;
-	unsigned long ops = 0, shorts = 0, efault = 0, esrch = 0, enomem = 0;
+	unsigned long ops = 0, shorts = 0, efault = 0, esrch = 0, checked = 0;
 	unsigned long long bytes = 0;
 	struct ch_stats st = { 0 };
 	double secs = 2;
@@ -557,9 +681,9 @@ int main(int argc, char **argv)
 	for (i = 0; i < nworkers; i++) {
 		struct ch_worker *w = &workers[i];
 
-		ksft_print_msg("%s %d: %lu calls, %lu short (%lu empty), errors %lu/%lu/%lu\n",
-			       w->write ? "writer" : "reader", i, w->ops, w->shorts, w->zero,
-			       w->efault, w->esrch, w->enomem);
+		ksft_print_msg("%s %d: %lu calls, %lu short, errors %lu/%lu, %lu bytes verified\n",
+			       w->write ? "writer" : "reader", i, w->ops, w->shorts,
+			       w->efault, w->esrch, w->checked);
 		if (w->failed) {
 			ksft_print_msg("%s %d failed at line %d: %s\n",
 				       w->write ? "writer" : "reader", i, w->failed, w->why);
@@ -569,13 +693,15 @@ int main(int argc, char **argv)
 		shorts += w->shorts;
 		efault += w->efault;
 		esrch += w->esrch;
-		enomem += w->enomem;
+		checked += w->checked;
 		bytes += w->bytes;
 	}
 	ksft_print_msg("targets %lu: %lu exited, %lu exec'd, %lu killed\n", st.targets,
 		       st.exits, st.execs, st.kills);
-	ksft_print_msg("calls %lu (%lu short), %llu bytes; EFAULT %lu, ESRCH %lu, ENOMEM %lu\n",
-		       ops, shorts, bytes, efault, esrch, enomem);
+	ksft_print_msg("calls %lu (%lu short), %llu bytes; EFAULT %lu, ESRCH %lu\n",
+		       ops, shorts, bytes, efault, esrch);
+	ksft_print_msg("writers' bytes read back where nothing else changed them: %lu\n",
+		       checked);
 	if (left != -1 || errno != ECHILD) {
 		ksft_print_msg("children left unreaped\n");
 		bad = 1;
