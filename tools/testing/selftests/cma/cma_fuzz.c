@@ -33,11 +33,13 @@
  *   then bytes move in iovec order, pairing the local and remote streams.
  * The transfer stops at the first remote page that cannot be accessed
  * (unmapped, PROT_NONE, read-only for writev): the count is exact.  It also
- * stops at a local byte that cannot be accessed; there the count may be lower
- * than the bytes before that byte, and destination bytes between the count
- * and that byte may hold their old or their new value.  No byte moved:
- * EFAULT.  PROCESS_VM_NOWAIT on resident or never touched anonymous memory
- * behaves as flags 0.
+ * stops at the first local byte that cannot be accessed, and there too the
+ * count is exact: every byte before it moved (x86's user copies stop at the
+ * faulting byte, and the calls report what they copied).  No byte moved:
+ * EFAULT, and only then.  Only failures injected with --faults may stop a
+ * transfer earlier; destination bytes between such a count and the model's
+ * may hold their old or their new value.  PROCESS_VM_NOWAIT on resident or
+ * never touched anonymous memory behaves as flags 0.
  *
  * Usage: cma_fuzz [--seed N] [--iterations N] [--seconds S] [--check-pins]
  *		   [--pin-slack N] [--no-shrink] [--verbose] [--mainline]
@@ -222,7 +224,7 @@ struct fz_expect {
 	int err;		/* errno expected, or 0 */
 	bool xfer;		/* bytes are to move (else the result is 0) */
 	bool stop;		/* stopped by a fault before the end of either side */
-	bool lfault;		/* stopped by a local fault: hi is an upper bound */
+	bool lfault;		/* stopped by a local fault (counted apart) */
 	bool exact;		/* decided before any allocation or user copy */
 	size_t hi;		/* bytes the model moves */
 	unsigned int nchunks;
@@ -1071,9 +1073,12 @@ static int fz_run_case(const struct fz_case *c, bool full)
 	} else if (!e->xfer) {
 		bad = ret != 0;
 	} else {
-		/* With --faults, any count up to the model's. */
+		/*
+		 * The model's count, local fault or not, or EFAULT if that is
+		 * 0; with --faults, any count up to the model's.
+		 */
 		bad = ret == 0 || (ret < 0 && err != EFAULT) || got > e->hi ||
-		      (!e->lfault && !faults && got != e->hi);
+		      (!faults && got != e->hi);
 		if (!bad)
 			fz_apply(e, c->write, got);
 	}
@@ -1081,15 +1086,15 @@ static int fz_run_case(const struct fz_case *c, bool full)
 		snprintf(why, sizeof(why), "returned %zd (errno %d %s), model: %s%zd%s", ret, err,
 			 err ? strerror(err) : "", e->err ? "errno " : "",
 			 e->err ? (ssize_t)e->err : e->xfer ? (ssize_t)e->hi : 0,
-			 e->xfer && !e->lfault && !e->hi ? " bytes, that is EFAULT" :
-			 e->lfault ? " bytes at most (local fault)" : e->xfer ? " bytes" : "");
+			 e->xfer && !e->hi ? " bytes, that is EFAULT" :
+			 e->lfault ? " bytes (stopped by a local fault)" : e->xfer ? " bytes" : "");
 		return 1;
 	}
 
 	if (inj) {
 		st.inj_enomem += err == ENOMEM;
 		st.inj_efault += err == EFAULT;
-	} else if (faults && got && got < e->hi && !e->lfault) {
+	} else if (faults && got && got < e->hi) {
 		st.inj_short++;
 	} else {
 		fz_count_outcome(c, e, got);
