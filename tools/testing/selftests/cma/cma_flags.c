@@ -5,13 +5,16 @@
  * (never sleep on a page fault).  Kernels without them reject the flag with
  * EINVAL, and these cases skip there.  The userfaultfd cases at the end
  * also check, with no flag, that looking ahead never waits for a later
- * element.
+ * element, and that faults served by a handler thread (pinning waits with
+ * the mmap lock dropped; a copy waits on the caller's own buffers) give
+ * the whole transfer.
  */
 #include "../kselftest_harness.h"
 #include "cma_common.h"
 
 #include <linux/sched.h>
 #include <linux/userfaultfd.h>
+#include <poll.h>
 #include <sys/ioctl.h>
 
 #ifndef __NR_clone3
@@ -504,6 +507,210 @@ TEST_F(flags, lookahead_no_wait_partial_readv)
 TEST_F(flags, lookahead_no_wait_partial_writev)
 {
 	lookahead_case(_metadata, &self->t, true, true);
+}
+
+/*
+ * A userfaultfd that a thread serves: each missing page of the registered
+ * range gets the pattern of @seed for its addresses, after @delay_us.
+ */
+struct uffd_server {
+	int fd;
+	unsigned int seed;
+	long delay_us;
+	long served;		/* faults served so far */
+	pthread_t th;
+};
+
+static void *uffd_serve(void *arg)
+{
+	struct uffd_server *s = arg;
+	size_t p = cma_page(), i;
+	struct pollfd pfd = { .fd = s->fd, .events = POLLIN };
+	struct uffdio_copy copy;
+	struct uffd_msg msg;
+	unsigned char *page;
+	uintptr_t addr;
+
+	page = mmap(NULL, p, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (page == MAP_FAILED)
+		return NULL;
+	for (;;) {
+		if (poll(&pfd, 1, -1) <= 0 || read(s->fd, &msg, sizeof(msg)) != sizeof(msg) ||
+		    msg.event != UFFD_EVENT_PAGEFAULT)
+			continue;
+		addr = msg.arg.pagefault.address & ~(uintptr_t)(p - 1);
+		for (i = 0; i < p; i++)
+			page[i] = cma_pat(addr + i, s->seed);
+		if (s->delay_us)
+			usleep(s->delay_us);
+		memset(&copy, 0, sizeof(copy));
+		copy.dst = addr;
+		copy.src = (uintptr_t)page;
+		copy.len = p;
+		/* Counted first: the copy wakes the faulting thread up. */
+		__atomic_add_fetch(&s->served, 1, __ATOMIC_SEQ_CST);
+		if (ioctl(s->fd, UFFDIO_COPY, &copy))
+			__atomic_sub_fetch(&s->served, 1, __ATOMIC_SEQ_CST);
+	}
+	return NULL;
+}
+
+/*
+ * Drop the pages of @r, register them with a new userfaultfd that a
+ * thread of this process serves with @r's pattern, after @delay_us a
+ * page.  Returns 0, or -1 with errno set.
+ */
+static int uffd_serve_region(struct uffd_server *s, struct cma_region *r, long delay_us)
+{
+	struct uffdio_api api = { .api = UFFD_API };
+	struct uffdio_register reg;
+
+	memset(s, 0, sizeof(*s));
+	s->seed = r->seed;
+	s->delay_us = delay_us;
+	if (madvise(r->addr, r->len, MADV_DONTNEED))
+		return -1;
+	s->fd = syscall(__NR_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+	if (s->fd < 0 || ioctl(s->fd, UFFDIO_API, &api))
+		return -1;
+	memset(&reg, 0, sizeof(reg));
+	reg.range.start = (uintptr_t)r->addr;
+	reg.range.len = r->len;
+	reg.mode = UFFDIO_REGISTER_MODE_MISSING;
+	if (ioctl(s->fd, UFFDIO_REGISTER, &reg))
+		return -1;
+	errno = pthread_create(&s->th, NULL, uffd_serve, s);
+	return errno ? -1 : 0;
+}
+
+static struct uffd_server t_server;	/* in the target */
+
+/* arg: delay in us.  Serve x.rreg through a userfaultfd in the target. */
+static long t_uffd_serve(struct cma_mbox *mb)
+{
+	return uffd_serve_region(&t_server, &mb->x.rreg, mb->arg[0]);
+}
+
+static long t_uffd_served(struct cma_mbox *mb)
+{
+	return __atomic_load_n(&t_server.served, __ATOMIC_SEQ_CST);
+}
+
+/* Remote elements over 8 pages, in and out of order, and the local side. */
+static void served_layout(struct cma_xfer *x, size_t p)
+{
+	cma_riov(x, 5 * p + 100, 2 * p);
+	cma_riov(x, 50, p + 9);
+	cma_riov(x, 2 * p + 1000, 3 * p);
+	cma_liov(x, 30, 3 * p + 4000);
+	cma_liov(x, 4 * p, 3 * p + 9 - 4000);
+}
+
+/*
+ * Run the served layout, expecting all of it; @served reports the faults
+ * served so far, which must be @pages (each page the transfer touches
+ * once) before the sides are checked, which may fault pages in too.
+ */
+static void served_run(struct __test_metadata *_metadata, struct cma_target *t, bool write,
+		       long (*served)(struct cma_target *t), long pages)
+{
+	size_t p = cma_page();
+	ssize_t ret;
+
+	served_layout(&t->mb->x, p);
+	alarm(20);
+	errno = 0;
+	ret = cma_xfer_run(t, write, 0);
+	alarm(0);
+	ASSERT_EQ((ssize_t)(6 * p + 9), ret) TH_LOG("errno %d (%s)", errno, strerror(errno));
+	EXPECT_EQ(pages, served(t)) TH_LOG("faults served during the transfer");
+	cma_xfer_check(_metadata, t, write, ret);
+}
+
+static long target_served(struct cma_target *t)
+{
+	return cma_call(t, t_uffd_served);
+}
+
+/*
+ * The remote pages are missing and a thread of the target serves their
+ * faults: pinning them blocks in the handler, with the target's mmap lock
+ * dropped (the locked == 0 return of pinning), and the transfer goes on
+ * once each page is there.  No flag: mainline behaves the same.
+ */
+static void served_remote(struct __test_metadata *_metadata, struct cma_target *t,
+			  bool write)
+{
+	ASSERT_EQ(0, cma_xfer_setup(t, 8 * cma_page(), 8 * cma_page(), CMA_ANON));
+	if (cma_call1(t, t_uffd_serve, 0))
+		SKIP(return, "no userfaultfd for kernel faults: %s", strerror(errno));
+	served_run(_metadata, t, write, target_served, 8);
+}
+
+TEST_F(flags, uffd_served_remote_readv)
+{
+	served_remote(_metadata, &self->t, false);
+}
+
+TEST_F(flags, uffd_served_remote_writev)
+{
+	served_remote(_metadata, &self->t, true);
+}
+
+/*
+ * The caller's own buffers are missing and served by a thread of the
+ * caller: the copy faults on them while no lock of the target is held.
+ */
+static struct uffd_server local_server;
+
+static long local_served(struct cma_target *t)
+{
+	return __atomic_load_n(&local_server.served, __ATOMIC_SEQ_CST);
+}
+
+static void served_local(struct __test_metadata *_metadata, struct cma_target *t,
+			 bool write)
+{
+	ASSERT_EQ(0, cma_xfer_setup(t, 8 * cma_page(), 8 * cma_page(), CMA_ANON));
+	if (uffd_serve_region(&local_server, &t->mb->x.lreg, 0))
+		SKIP(return, "no userfaultfd for kernel faults: %s", strerror(errno));
+	served_run(_metadata, t, write, local_served, 7);
+}
+
+TEST_F(flags, uffd_served_local_readv)
+{
+	served_local(_metadata, &self->t, false);
+}
+
+TEST_F(flags, uffd_served_local_writev)
+{
+	served_local(_metadata, &self->t, true);
+}
+
+/*
+ * The caller is its own target, and its remote range is served by one of
+ * its threads: the pinning thread waits with its own mmap lock dropped
+ * while the handler takes it to fill the page.
+ */
+static void served_self(struct __test_metadata *_metadata, bool write)
+{
+	struct cma_target me;
+
+	ASSERT_EQ(0, cma_target_self(&me));
+	ASSERT_EQ(0, cma_xfer_setup(&me, 8 * cma_page(), 8 * cma_page(), CMA_ANON));
+	if (cma_call1(&me, t_uffd_serve, 0))
+		SKIP(return, "no userfaultfd for kernel faults: %s", strerror(errno));
+	served_run(_metadata, &me, write, target_served, 8);
+}
+
+TEST_F(flags, uffd_served_self_readv)
+{
+	served_self(_metadata, false);
+}
+
+TEST_F(flags, uffd_served_self_writev)
+{
+	served_self(_metadata, true);
 }
 
 TEST_HARNESS_MAIN
