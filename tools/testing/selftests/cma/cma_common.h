@@ -39,6 +39,9 @@
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <linux/capability.h>
+#include <linux/userfaultfd.h>
+#include <poll.h>
+#include <sys/ioctl.h>
 
 #if __has_include("linux/process_vm.h")
 #include <linux/process_vm.h>
@@ -1098,6 +1101,83 @@ static inline double cma_now(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* ---- userfaultfd ---------------------------------------------------- */
+
+/*
+ * A userfaultfd that a thread serves: each missing page of the registered
+ * range gets the pattern of @seed for its addresses, after @delay_us.
+ */
+struct cma_uffd_server {
+	int fd;
+	unsigned int seed;
+	long delay_us;
+	long served;		/* faults served so far */
+	pthread_t th;
+};
+
+static inline void *cma_uffd_serve(void *arg)
+{
+	struct cma_uffd_server *s = arg;
+	size_t p = cma_page(), i;
+	struct pollfd pfd = { .fd = s->fd, .events = POLLIN };
+	struct uffdio_copy copy;
+	struct uffd_msg msg;
+	unsigned char *page;
+	uintptr_t addr;
+
+	page = mmap(NULL, p, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (page == MAP_FAILED)
+		return NULL;
+	for (;;) {
+		if (poll(&pfd, 1, -1) <= 0 || read(s->fd, &msg, sizeof(msg)) != sizeof(msg) ||
+		    msg.event != UFFD_EVENT_PAGEFAULT)
+			continue;
+		addr = msg.arg.pagefault.address & ~(uintptr_t)(p - 1);
+		for (i = 0; i < p; i++)
+			page[i] = cma_pat(addr + i, s->seed);
+		if (s->delay_us)
+			usleep(s->delay_us);
+		memset(&copy, 0, sizeof(copy));
+		copy.dst = addr;
+		copy.src = (uintptr_t)page;
+		copy.len = p;
+		/* Counted first: the copy wakes the faulting thread up. */
+		__atomic_add_fetch(&s->served, 1, __ATOMIC_SEQ_CST);
+		if (ioctl(s->fd, UFFDIO_COPY, &copy))
+			__atomic_sub_fetch(&s->served, 1, __ATOMIC_SEQ_CST);
+	}
+	return NULL;
+}
+
+/*
+ * Drop the pages of @r, register them with a new userfaultfd that a
+ * thread of this process serves with @r's pattern, after @delay_us a
+ * page.  Returns 0, or -1 with errno set.
+ */
+static inline int cma_uffd_serve_region(struct cma_uffd_server *s, struct cma_region *r,
+					long delay_us)
+{
+	struct uffdio_api api = { .api = UFFD_API };
+	struct uffdio_register reg;
+
+	memset(s, 0, sizeof(*s));
+	s->seed = r->seed;
+	s->delay_us = delay_us;
+	if (madvise(r->addr, r->len, MADV_DONTNEED))
+		return -1;
+	s->fd = syscall(__NR_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+	if (s->fd < 0 || ioctl(s->fd, UFFDIO_API, &api))
+		return -1;
+	memset(&reg, 0, sizeof(reg));
+	reg.range.start = (uintptr_t)r->addr;
+	reg.range.len = r->len;
+	reg.mode = UFFDIO_REGISTER_MODE_MISSING;
+	if (ioctl(s->fd, UFFDIO_REGISTER, &reg))
+		return -1;
+	errno = pthread_create(&s->th, NULL, cma_uffd_serve, s);
+	return errno ? -1 : 0;
 }
 
 /* ---- huge pages ------------------------------------------------------ */

@@ -14,7 +14,6 @@
 
 #include <linux/sched.h>
 #include <linux/userfaultfd.h>
-#include <poll.h>
 #include <sys/ioctl.h>
 
 #ifndef __NR_clone3
@@ -509,86 +508,12 @@ TEST_F(flags, lookahead_no_wait_partial_writev)
 	lookahead_case(_metadata, &self->t, true, true);
 }
 
-/*
- * A userfaultfd that a thread serves: each missing page of the registered
- * range gets the pattern of @seed for its addresses, after @delay_us.
- */
-struct uffd_server {
-	int fd;
-	unsigned int seed;
-	long delay_us;
-	long served;		/* faults served so far */
-	pthread_t th;
-};
-
-static void *uffd_serve(void *arg)
-{
-	struct uffd_server *s = arg;
-	size_t p = cma_page(), i;
-	struct pollfd pfd = { .fd = s->fd, .events = POLLIN };
-	struct uffdio_copy copy;
-	struct uffd_msg msg;
-	unsigned char *page;
-	uintptr_t addr;
-
-	page = mmap(NULL, p, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (page == MAP_FAILED)
-		return NULL;
-	for (;;) {
-		if (poll(&pfd, 1, -1) <= 0 || read(s->fd, &msg, sizeof(msg)) != sizeof(msg) ||
-		    msg.event != UFFD_EVENT_PAGEFAULT)
-			continue;
-		addr = msg.arg.pagefault.address & ~(uintptr_t)(p - 1);
-		for (i = 0; i < p; i++)
-			page[i] = cma_pat(addr + i, s->seed);
-		if (s->delay_us)
-			usleep(s->delay_us);
-		memset(&copy, 0, sizeof(copy));
-		copy.dst = addr;
-		copy.src = (uintptr_t)page;
-		copy.len = p;
-		/* Counted first: the copy wakes the faulting thread up. */
-		__atomic_add_fetch(&s->served, 1, __ATOMIC_SEQ_CST);
-		if (ioctl(s->fd, UFFDIO_COPY, &copy))
-			__atomic_sub_fetch(&s->served, 1, __ATOMIC_SEQ_CST);
-	}
-	return NULL;
-}
-
-/*
- * Drop the pages of @r, register them with a new userfaultfd that a
- * thread of this process serves with @r's pattern, after @delay_us a
- * page.  Returns 0, or -1 with errno set.
- */
-static int uffd_serve_region(struct uffd_server *s, struct cma_region *r, long delay_us)
-{
-	struct uffdio_api api = { .api = UFFD_API };
-	struct uffdio_register reg;
-
-	memset(s, 0, sizeof(*s));
-	s->seed = r->seed;
-	s->delay_us = delay_us;
-	if (madvise(r->addr, r->len, MADV_DONTNEED))
-		return -1;
-	s->fd = syscall(__NR_userfaultfd, O_CLOEXEC | O_NONBLOCK);
-	if (s->fd < 0 || ioctl(s->fd, UFFDIO_API, &api))
-		return -1;
-	memset(&reg, 0, sizeof(reg));
-	reg.range.start = (uintptr_t)r->addr;
-	reg.range.len = r->len;
-	reg.mode = UFFDIO_REGISTER_MODE_MISSING;
-	if (ioctl(s->fd, UFFDIO_REGISTER, &reg))
-		return -1;
-	errno = pthread_create(&s->th, NULL, uffd_serve, s);
-	return errno ? -1 : 0;
-}
-
-static struct uffd_server t_server;	/* in the target */
+static struct cma_uffd_server t_server;	/* in the target */
 
 /* arg: delay in us.  Serve x.rreg through a userfaultfd in the target. */
 static long t_uffd_serve(struct cma_mbox *mb)
 {
-	return uffd_serve_region(&t_server, &mb->x.rreg, mb->arg[0]);
+	return cma_uffd_serve_region(&t_server, &mb->x.rreg, mb->arg[0]);
 }
 
 static long t_uffd_served(struct cma_mbox *mb)
@@ -661,7 +586,7 @@ TEST_F(flags, uffd_served_remote_writev)
  * The caller's own buffers are missing and served by a thread of the
  * caller: the copy faults on them while no lock of the target is held.
  */
-static struct uffd_server local_server;
+static struct cma_uffd_server local_server;
 
 static long local_served(struct cma_target *t)
 {
@@ -672,7 +597,7 @@ static void served_local(struct __test_metadata *_metadata, struct cma_target *t
 			 bool write)
 {
 	ASSERT_EQ(0, cma_xfer_setup(t, 8 * cma_page(), 8 * cma_page(), CMA_ANON));
-	if (uffd_serve_region(&local_server, &t->mb->x.lreg, 0))
+	if (cma_uffd_serve_region(&local_server, &t->mb->x.lreg, 0))
 		SKIP(return, "no userfaultfd for kernel faults: %s", strerror(errno));
 	served_run(_metadata, t, write, local_served, 7);
 }

@@ -415,18 +415,32 @@ TEST_F(stress, target_execs)
 	run_dying(_metadata, &self->t, true);
 }
 
-/* Read 1 GiB per call (1024 x 1 MiB, the same pages over and over) forever. */
-static long huge_reader(void *arg)
+/* What a reader killed in the middle of a call did before, shared with the test. */
+struct reader_log {
+	double first;		/* how long its first call took */
+	long calls;		/* calls that returned */
+	long bad;		/* calls that returned another count, or wrong bytes */
+	long ret;		/* the first such result, and its errno */
+	int err;
+};
+
+/*
+ * Read 256 MiB per call (256 x 1 MiB, the same pages over and over) until
+ * killed; check every result and the bytes.
+ */
+#define KILL_SEGS	256
+static long huge_reader(struct cma_target *t, struct reader_log *log, int ready)
 {
-	struct cma_target *t = arg;
 	struct cma_xfer *x = &t->mb->x;
-	static struct iovec l[CMA_IOV_MAX], r[CMA_IOV_MAX];
+	static struct iovec l[KILL_SEGS], r[KILL_SEGS];
 	char *buf = malloc(1 << 20);
-	int i, ready = t->mb->arg[0];
+	double started;
+	ssize_t ret;
+	int i;
 
 	if (!buf)
 		return -1;
-	for (i = 0; i < CMA_IOV_MAX; i++) {
+	for (i = 0; i < KILL_SEGS; i++) {
 		l[i].iov_base = buf;
 		l[i].iov_len = 1 << 20;
 		r[i].iov_base = x->rreg.addr;
@@ -434,40 +448,156 @@ static long huge_reader(void *arg)
 	}
 	if (write(ready, "", 1) != 1)
 		return -1;
-	for (;;)
-		cma_readv(t->pid, l, CMA_IOV_MAX, r, CMA_IOV_MAX, 0);
+	for (;;) {
+		started = cma_now();
+		ret = cma_readv(t->pid, l, KILL_SEGS, r, KILL_SEGS, 0);
+		if (!log->calls)
+			log->first = cma_now() - started;
+		if ((ret != (ssize_t)KILL_SEGS << 20 ||
+		     cma_cmp_pat(buf, 1 << 20, (uintptr_t)x->rreg.addr, x->rreg.seed) >= 0) &&
+		    !log->bad++) {
+			log->ret = ret;
+			log->err = errno;
+		}
+		__atomic_add_fetch(&log->calls, 1, __ATOMIC_SEQ_CST);
+	}
 	return 0;
 }
 
-/* SIGKILL ends a caller promptly even in the middle of a 1 GiB transfer. */
-TEST_F(stress, sigkill_during_1g_transfer)
+/*
+ * SIGKILL ends a caller in the middle of a 256 MiB transfer, long before the
+ * call would have ended: the copy from a window that the elements keep
+ * hitting checks for a fatal signal every 2 MiB.  The first call is timed;
+ * the kill comes a tenth of that into the second one.  Where a call takes
+ * long enough to tell (under emulation it does), dying must take less than
+ * a quarter of a call.
+ */
+TEST_F(stress, sigkill_during_256m_transfer)
 {
+	struct reader_log *log;
 	int status, ready[2];
-	double t0, dt;
+	double t0, dt, wait;
 	pid_t pid;
 	char c;
 
 	ASSERT_EQ(0, cma_xfer_setup(&self->t, self->page, 1 << 20, CMA_ANON));
+	log = mmap(NULL, sizeof(*log), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_TRUE(log != MAP_FAILED);
+	memset(log, 0, sizeof(*log));
 	ASSERT_EQ(0, pipe(ready));
-	self->t.mb->arg[0] = ready[1];
 	fflush(stdout);
 	fflush(stderr);
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (!pid) {
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		huge_reader(&self->t);
+		huge_reader(&self->t, log, ready[1]);
 		_exit(1);
 	}
 	close(ready[1]);
 	ASSERT_EQ(1, read(ready[0], &c, 1));
-	usleep(300 * 1000);
+	t0 = cma_now();
+	while (!__atomic_load_n(&log->calls, __ATOMIC_SEQ_CST) && cma_now() < t0 + 100)
+		usleep(1000);
+	wait = log->first / 10 > 0.01 ? log->first / 10 : 0.01;
+	usleep(wait * 1e6);
 	t0 = cma_now();
 	kill(pid, SIGKILL);
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	dt = cma_now() - t0;
 	EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	EXPECT_LE(1, log->calls) TH_LOG("no call returned within 100 s");
+	EXPECT_EQ(0, log->bad) TH_LOG("a call returned %ld (errno %d) or wrong bytes",
+				      log->ret, log->err);
 	EXPECT_GT(3000, (int)(dt * 1000)) TH_LOG("the caller took %.3f s to die", dt);
+	TH_LOG("a call took %.3f s, the caller died %.3f s after the kill", log->first, dt);
+	if (log->first >= 0.5) {
+		EXPECT_GT((long)(log->first * 1000 / 4), (long)(dt * 1000))
+			TH_LOG("ms: the kill did not cut the call short");
+	} else {
+		TH_LOG("a call takes %.3f s here: too short to tell whether the kill cut it",
+		       log->first);
+	}
+	munmap(log, sizeof(*log));
+}
+
+static struct cma_uffd_server slow_server;	/* in the target */
+
+/* arg: delay in us.  Serve x.rreg through a userfaultfd, each page late. */
+static long t_serve_slowly(struct cma_mbox *mb)
+{
+	return cma_uffd_serve_region(&slow_server, &mb->x.rreg, mb->arg[0]);
+}
+
+static long t_served(struct cma_mbox *mb)
+{
+	return __atomic_load_n(&slow_server.served, __ATOMIC_SEQ_CST);
+}
+
+#define SLOW_PAGES	256
+#define SLOW_US		20000
+
+/*
+ * SIGKILL ends a caller that waits for a remote side served slowly: 256
+ * missing pages, each supplied by the target's userfaultfd handler 20 ms
+ * after its fault, would take over 5 s.  The caller reads them into memory
+ * it shares with the test, and is killed once a few pages came.  It must
+ * die at once, the handler must not have served most pages, and what it
+ * read must be whole remote pages from the start, no more than were
+ * served, the rest of its buffer as it was.
+ */
+TEST_F(stress, sigkill_during_served_transfer)
+{
+	size_t p = self->page, len = SLOW_PAGES * p, k;
+	struct cma_xfer *x = self->x;
+	struct iovec l, r;
+	uintptr_t raddr;
+	double t0, dt;
+	int status;
+	long served;
+	char *buf;
+	pid_t pid;
+
+	ASSERT_EQ(0, cma_xfer_setup(&self->t, p, len, CMA_ANON));
+	raddr = (uintptr_t)x->rreg.addr;
+	if (cma_call1(&self->t, t_serve_slowly, SLOW_US))
+		SKIP(return, "no userfaultfd for kernel faults: %s", strerror(errno));
+	buf = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_TRUE(buf != MAP_FAILED);
+	cma_fill(buf, len, 0x11);
+	l.iov_base = buf;
+	l.iov_len = len;
+	r.iov_base = x->rreg.addr;
+	r.iov_len = len;
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		cma_readv(self->t.pid, &l, 1, &r, 1, 0);
+		_exit(1);
+	}
+	t0 = cma_now();
+	while (cma_call(&self->t, t_served) < 4 && cma_now() < t0 + 30)
+		usleep(1000);
+	t0 = cma_now();
+	kill(pid, SIGKILL);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	dt = cma_now() - t0;
+	served = cma_call(&self->t, t_served);
+	EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	EXPECT_GT(1000, (int)(dt * 1000)) TH_LOG("the caller took %.3f s to die", dt);
+	EXPECT_GT(SLOW_PAGES / 2, served) TH_LOG("the transfer was not cut short");
+	/* Whole pages of the remote range, then pages as they were. */
+	for (k = 0; k < SLOW_PAGES; k++)
+		if (cma_cmp_pat(buf + k * p, p, raddr + k * p, x->rreg.seed) >= 0)
+			break;
+	EXPECT_GE(served, (long)k) TH_LOG("%zu pages read, %ld served", k, served);
+	EXPECT_EQ(-1, cma_cmp_pat(buf + k * p, len - k * p, (uintptr_t)buf + k * p, 0x11))
+		TH_LOG("the caller's buffer changed past the %zu pages read", k);
+	TH_LOG("%ld pages served, %zu read, died %.3f s after the kill", served, k, dt);
+	munmap(buf, len);
 }
 
 TEST_HARNESS_MAIN
