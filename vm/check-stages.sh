@@ -333,11 +333,39 @@ st_native_selftests() {
 	done
 	[ -n "$abis" ] || return 1
 	NATIVE_ABIS=$abis
-	# shellcheck disable=SC2086
-	"$B/add/selftests/cma/run-tests" $abis || return 1
-	# The fuzzer's model against mainline's code, on every landing.
-	"$B/add/selftests/cma/x86_64/cma_fuzz" --mainline --shapes --seed "${FUZZ_SEED:-$(date +%s)}" \
-		--seconds "${FUZZ_SECONDS:-4}" --iterations 100000000 --check-pins
+	# Some cases change host settings (nr_hugepages, Yama's ptrace_scope,
+	# the 64 KiB THP setting) and put them back in their teardown, which an
+	# interrupted run skips: the stage restores them itself, however it ends.
+	(
+		saved=$(native_settings)
+		trap 'native_restore "$saved"' EXIT
+		trap 'exit 130' INT TERM HUP
+		# shellcheck disable=SC2086
+		"$B/add/selftests/cma/run-tests" $abis || exit 1
+		# The fuzzer's model against mainline's code, on every landing.
+		"$B/add/selftests/cma/x86_64/cma_fuzz" --mainline --shapes \
+			--seed "${FUZZ_SEED:-$(date +%s)}" --seconds "${FUZZ_SECONDS:-4}" \
+			--iterations 100000000 --check-pins
+	)
+}
+
+# The host settings that native-selftests may change: "FILE VALUE" lines.
+NATIVE_KNOBS="/proc/sys/vm/nr_hugepages /proc/sys/kernel/yama/ptrace_scope
+/sys/kernel/mm/transparent_hugepage/hugepages-64kB/enabled"
+native_settings() {
+	local f
+	for f in $NATIVE_KNOBS; do
+		[ -r "$f" ] && echo "$f $(sed 's/.*\[\(.*\)\].*/\1/' "$f")"
+	done
+}
+native_restore() {
+	local f v
+	while read -r f v; do
+		[ -n "$f" ] || continue
+		[ "$(native_settings | grep "^$f " | cut -d' ' -f2-)" = "$v" ] && continue
+		echo "# native-selftests: restoring $f to $v"
+		echo "$v" >"$f" 2>/dev/null || echo "# native-selftests: cannot restore $f"
+	done <<<"$1"
 }
 
 # Documentation/cma.rst parses cleanly with docutils; get_maintainer.pl
