@@ -71,6 +71,31 @@ TEST(liovcnt_over_iov_max)
 	EXPECT_BOTH(0, CMA_IOV_MAX, getpid(), l, CMA_IOV_MAX, &r, 1, 0);
 }
 
+/*
+ * A count of 2^32 + k elements is more than IOV_MAX, not k: mainline
+ * truncates liovcnt to 32 bits there and moves k elements' bytes; we
+ * return EINVAL (riovcnt was never truncated).  Only 64-bit callers can
+ * pass such a count.
+ */
+TEST(liovcnt_over_32_bits)
+{
+#if ULONG_MAX > 0xffffffffUL
+	static struct iovec l[2] = { { lbuf, 8 }, { lbuf + 8, 8 } };
+	struct iovec r = { rbuf, 16 };
+
+	if (!cma_flag_supported(PROCESS_VM_PIDFD))
+		SKIP(return, "mainline truncates liovcnt to 32 bits: not our kernel");
+	memset(lbuf, 1, 16);
+	memset(rbuf, 2, 16);
+	EXPECT_BOTH(EINVAL, 0, getpid(), l, (1UL << 32) + 2, &r, 1, 0);
+	EXPECT_BOTH(EINVAL, 0, getpid(), &r, 1, l, (1UL << 32) + 2, 0);
+	EXPECT_EQ(1, lbuf[15]);
+	EXPECT_EQ(2, rbuf[15]);
+#else
+	SKIP(return, "32-bit ABI: liovcnt cannot exceed 32 bits");
+#endif
+}
+
 TEST(riovcnt_over_iov_max)
 {
 	static struct iovec r[CMA_IOV_MAX + 1];
@@ -307,6 +332,61 @@ TEST_F(remote, unmapped)
 	self->x->rreg.hole = p;
 	self->x->rreg.hole_len = p;
 	both_fail(_metadata, &self->t, EFAULT);
+}
+
+/*
+ * A remote element at @addr of @len bytes that no user mapping can hold:
+ * alone it moves nothing (EFAULT); after a good element, that element's
+ * bytes move and the transfer stops there, whatever follows.
+ */
+static void bad_remote(struct __test_metadata *_metadata, struct cma_target *t, void *addr,
+		       size_t len)
+{
+	struct cma_xfer *x = &t->mb->x;
+	int w;
+
+	for (w = 0; w < 2; w++) {
+		x->ln = 0;
+		x->rn = 0;
+		cma_liov(x, 0, len + 100);
+		x->riov[x->rn].iov_base = addr;
+		x->riov[x->rn++].iov_len = len;
+		cma_xfer_expect(_metadata, t, w, -EFAULT);
+		x->ln = 0;
+		x->rn = 0;
+		cma_liov(x, 0, len + 200);
+		cma_riov(x, 7, 100);
+		x->riov[x->rn].iov_base = addr;
+		x->riov[x->rn++].iov_len = len;
+		cma_riov(x, 300, 100);
+		cma_xfer_expect(_metadata, t, w, 100);
+		cma_xfer_reset(t);
+	}
+}
+
+TEST_F(remote, address_all_ones)
+{
+	bad_remote(_metadata, &self->t, (void *)-1, 1);
+	bad_remote(_metadata, &self->t, (void *)-1, 16);
+}
+
+/* Kernel memory (x86_64 kernel text; above a 32-bit task's address space). */
+TEST_F(remote, address_kernel)
+{
+#if UINTPTR_MAX > 0xffffffffUL
+	bad_remote(_metadata, &self->t, (void *)0xffffffff81000000UL, 64);
+#else
+	bad_remote(_metadata, &self->t, (void *)0xffffe000UL, 64);
+#endif
+}
+
+/* An element that runs past the top of the address space (and wraps to 0). */
+TEST_F(remote, element_wraps)
+{
+	uintptr_t top = UINTPTR_MAX & ~(uintptr_t)(self->page - 1);
+
+	bad_remote(_metadata, &self->t, (void *)top, 2 * self->page);
+	bad_remote(_metadata, &self->t, (void *)(top + 100), self->page);
 }
 
 /* No FOLL_FORCE: writev cannot write read-only memory, readv still reads it. */

@@ -217,6 +217,19 @@ TEST_F(perm, dumpable_restored)
 	expect_access(_metadata, &self->t, (struct caller)NOBODY, 0);
 }
 
+/*
+ * A denied caller learns nothing of the target's address space: a remote
+ * element on a page the target does not map fails with EPERM, not EFAULT;
+ * once the caller is allowed, the same call fails with EFAULT.
+ */
+TEST_F(perm, eperm_before_remote_efault)
+{
+	self->x->riov[0].iov_base = self->x->rreg.map;	/* its PROT_NONE guard */
+	expect_access(_metadata, &self->t, (struct caller)NOBODY, EPERM);
+	target_ids(_metadata, &self->t, CMA_NOBODY, 1);
+	expect_access(_metadata, &self->t, (struct caller)NOBODY, EFAULT);
+}
+
 static long prepare_only(void *arg)
 {
 	return caller_prepare(arg);
