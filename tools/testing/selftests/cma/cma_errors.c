@@ -255,6 +255,17 @@ TEST(no_such_pid)
 	EXPECT_BOTH(ESRCH, 0, INT_MAX, &l, 1, &r, 1, 0);
 }
 
+/* pid 0 and negative pids name no process here (they are not "self" or groups). */
+TEST(pid_zero_and_negative)
+{
+	struct iovec l = { lbuf, 64 }, r = { rbuf, 64 };
+
+	EXPECT_BOTH(ESRCH, 0, 0, &l, 1, &r, 1, 0);
+	EXPECT_BOTH(ESRCH, 0, -1, &l, 1, &r, 1, 0);
+	EXPECT_BOTH(ESRCH, 0, -getpid(), &l, 1, &r, 1, 0);
+	EXPECT_BOTH(ESRCH, 0, INT_MIN, &l, 1, &r, 1, 0);
+}
+
 TEST(kernel_thread)
 {
 	struct iovec l = { lbuf, 64 }, r = { (void *)0x400000, 64 };

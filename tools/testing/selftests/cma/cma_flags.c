@@ -208,6 +208,36 @@ TEST_F(flags, pidfd_thread)
 	run_flags(_metadata, &self->t, true, self->pidfd, PROCESS_VM_PIDFD, 2 * self->page + 7);
 }
 
+/* A /proc/PID directory names a process too, but it is not a pidfd: EBADF. */
+TEST_F(flags, pidfd_proc_dirfd)
+{
+	char path[64];
+	int fd;
+
+	if (!self->pidfd_ok)
+		SKIP(return, NO_PIDFD);
+	usual_layout(_metadata, &self->t, CMA_ANON);
+	snprintf(path, sizeof(path), "/proc/%d", self->t.pid);
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ASSERT_LE(0, fd) TH_LOG("%s: %s", path, strerror(errno));
+	run_flags(_metadata, &self->t, false, fd, PROCESS_VM_PIDFD, -EBADF);
+	run_flags(_metadata, &self->t, true, fd, PROCESS_VM_PIDFD, -EBADF);
+	close(fd);
+}
+
+/* Any thread's id reaches the process's memory as a plain pid. */
+TEST_F(flags, thread_id_as_pid)
+{
+	long tid;
+
+	usual_layout(_metadata, &self->t, CMA_ANON);
+	tid = cma_call(&self->t, t_start_thread);
+	ASSERT_LT(0, tid);
+	ASSERT_NE(self->t.pid, tid);
+	run_flags(_metadata, &self->t, false, tid, 0, 2 * self->page + 7);
+	run_flags(_metadata, &self->t, true, tid, 0, 2 * self->page + 7);
+}
+
 static void kill_target(struct cma_target *t, bool reap)
 {
 	siginfo_t si;
