@@ -22,7 +22,7 @@ selftests() {
 	# alone does not touch them).
 	key=$( (cd "$B/tree" && find tools/testing/selftests/cma tools/testing/selftests/kselftest*.h \
 		include/uapi arch/x86/include/uapi arch/x86/entry/syscalls -type f | LC_ALL=C sort |
-		xargs sha1sum; sha1sum <"$0"; gcc --version) | sha1sum | cut -c1-16)
+		xargs sha1sum; sha1sum <"$ROOT/vm/userspace.sh"; gcc --version) | sha1sum | cut -c1-16)
 	if [ "$(cat "$out/.key" 2>/dev/null)" = "$key" ] && [ -x "$out/run-tests" ]; then
 		stage "selftests: up to date in $out"
 		return 0
