@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # vm/build.sh KIND: build the x86_64 VM kernel from tinyconfig plus
-# vm/config.fragment (and vm/debug.fragment for KIND=debug), or a
+# vm/config.fragment (and vm/hostfs.fragment for KIND=patched and stock,
+# vm/debug.fragment for KIND=debug), or a
 # User-Mode Linux kernel from tinyconfig plus vm/uml.fragment.
 #   patched      the series applied to the base ($B/tree), into $B/obj-patched
 #   debug        the same tree with the debug fragment, into $B/obj-debug
@@ -23,9 +24,11 @@ case $kind in
 uml-*)	frags=$ROOT/vm/uml.fragment arch=um target=linux image=linux ;;
 esac
 case $kind in
-patched|uml-patched) src=$B/tree ;;
+patched) src=$B/tree; frags="$frags $ROOT/vm/hostfs.fragment" ;;
+uml-patched) src=$B/tree ;;
 debug)   src=$B/tree; frags="$frags $ROOT/vm/debug.fragment" ;;
 stock|uml-stock) src=$B/stock
+	 [ "$kind" = stock ] && frags="$frags $ROOT/vm/hostfs.fragment"
 	 "$ROOT/vm/base.sh"
 	 worktree_at "$src" stock ;;
 ab|uml-ab) src=$("$ROOT/vm/ab-tree.sh") ;;
