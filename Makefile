@@ -5,6 +5,7 @@
 #   make check    all tests: series checks, builds, kselftests in the VM and
 #                 natively, the log gate; ends with "N passed, N failed"
 #   make check-fresh  make run and make check in a fresh Debian 12 root
+#   make clients  strace, Open MPI, UCX and hpcc on our kernel and stock 6.12
 # Build output goes to build/ (override with BUILD=dir).
 
 BUILD ?= $(CURDIR)/build
@@ -12,13 +13,13 @@ export BUILD
 
 .PHONY: all run check deps base series series-check series-apply kernel \
 	kernel-stock selftests demo vm-shell bench bench-vm bench-uml bench-ab bench-ab-uml icount \
-	check-debug check-uml check-fresh \
+	check-debug check-uml check-fresh clients clients-hpcc \
 	clean help
 
 all: kernel
 
 help:
-	@sed -n '3,9p' Makefile
+	@sed -n '3,10p' Makefile
 
 deps:
 	@vm/deps.sh
@@ -68,6 +69,14 @@ check-debug: deps series-apply
 
 check-uml: deps
 	@STAGES="base series-am selftests-build uml-selftests" vm/check.sh
+
+# Real clients on the host's userland in the VM (vm/run --hostfs), on our
+# kernel and on stock 6.12: pass/fail lines, then the hpcc table.
+clients: deps series-apply
+	@vm/clients.sh
+
+clients-hpcc: deps series-apply
+	@vm/clients.sh --hpcc-only
 
 bench-vm: deps
 	@vm/bench-vm.sh

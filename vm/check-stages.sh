@@ -5,7 +5,7 @@
 CHECK_STAGES="base series-sync series-am checkpatch kernel-doc bisect \
 stock-am stock-checkpatch stock-kernel-doc stock-same-tree stock-bisect kernel w1-sparse \
 cross-i386 cross-arm64 cross-arm64-64k docs man-page selftests-build vm-exit-status vm-add loggate demo vm-selftests \
-vm-fuzz vm-glibc native-selftests debug-vm"
+vm-fuzz vm-glibc vm-clients native-selftests debug-vm"
 # Stages that run only when STAGES names them.
 EXTRA_STAGES="uml-selftests"
 # Stages that start in the background once BG_AFTER is done, beside the
@@ -316,6 +316,13 @@ st_vm_selftests() {
 # glibc's own wrappers work unchanged: the demo (static, glibc) calls
 # process_vm_readv/writev through them and checks every byte.
 st_vm_glibc() { demo_boot && grep -q 'demo: OK' "$DEMO_OUT"; }
+
+# Real clients on our kernel, on the host's userland (vm/run --hostfs):
+# strace read its tracee with process_vm_readv (and the check catches the
+# PTRACE_PEEKDATA fallback), Open MPI's vader moved verified messages with
+# CMA, and with single copy none made no CMA call (2 ranks).  make clients
+# runs the rest (4 ranks, UCX, stock 6.12, hpcc).
+st_vm_clients() { "$ROOT/vm/clients.sh" --quick; }
 
 # The same selftests natively on the host kernel (mainline CMA): nothing
 # may fail; cases for our extensions skip there.
