@@ -265,6 +265,14 @@ st_vm_exit_status() {
 	wait $c
 	[ $? -eq 3 ] || { echo "vm/run -- exit 3 did not exit 3"; return 1; }
 	echo "vm/run exit status: true 0, false 1, exit 3 3"
+	# --hostfs: the status of a host program, and the log gate, pass
+	# through the chroot too.
+	"$ROOT/vm/run" --hostfs --timeout 180 -- /bin/bash -c 'exit 5'
+	[ $? -eq 5 ] || { echo "vm/run --hostfs -- bash -c 'exit 5' did not exit 5"; return 1; }
+	if "$ROOT/vm/run" --hostfs --timeout 180 -- /bin/sh -c 'echo "WARNING: CPU: 0 PID: 1 at provoked-by-vm-exit-status" >/dev/kmsg'; then
+		echo "vm/run --hostfs: a kernel WARNING did not fail the run"; return 1
+	fi
+	echo "vm/run --hostfs: exit 5 5, a provoked WARNING fails the run"
 }
 
 # One boot runs the demo, a static binary from --add; the stages vm-add,
