@@ -61,7 +61,7 @@ for k in $kernels; do
 	if [ "$hpcc" = 1 ]; then
 		log=$out/hpcc-$k.log
 		t0=$(date +%s)
-		"$ROOT/vm/run" --hostfs --kernel "$k" --timeout 3000 -- "$ROOT/clients/hpcc-in-vm.sh" "$out/hpccinf.txt" "$runs" "$np" >"$log" 2>&1
+		"$ROOT/vm/run" --hostfs --kernel "$k" --timeout $((1500 * 2 * runs)) -- "$ROOT/clients/hpcc-in-vm.sh" "$out/hpccinf.txt" "$runs" "$np" >"$log" 2>&1
 		rc=$?
 		stage "hpcc ($k): VM $(($(date +%s) - t0))s, log $log"
 		if [ "$rc" -eq 0 ] && [ "$(grep -c '^HPCC [a-z]* [0-9]* Nat' "$log")" -eq $((2 * runs)) ]; then
