@@ -15,7 +15,7 @@
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
-kernels="patched stock" pf=1 hpcc=1 which= build=1
+kernels="patched stock" pf=1 hpcc=1 which="" build=1
 while [ $# -gt 0 ]; do
 	case $1 in
 	--no-hpcc) hpcc=0; shift ;;
@@ -47,6 +47,7 @@ for k in $kernels; do
 	if [ "$pf" = 1 ]; then
 		log=$out/$k.log
 		t0=$(date +%s)
+		# shellcheck disable=SC2086 # $which: client names, split
 		"$ROOT/vm/run" --hostfs --kernel "$k" --timeout 1200 -- "$ROOT/clients/in-vm.sh" "$bin" $which >"$log" 2>&1
 		rc=$?
 		stage "clients ($k): VM $(($(date +%s) - t0))s, log $log"
@@ -74,6 +75,7 @@ done
 
 if [ "$hpcc" = 1 ]; then
 	echo
+	# shellcheck disable=SC2086 # $kernels: kernel names, split
 	"$ROOT/clients/hpcc-table.sh" "$out" $kernels
 fi
 echo

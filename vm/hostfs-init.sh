@@ -33,5 +33,6 @@ echo cma-vm >"$r/etc/hostname"
 [ -d /hostfs-add ] && cp -a /hostfs-add/. "$r/"
 cp /hostfs-cmd "$r/run/cma-cmd"
 cwd=$(cat /hostfs-cwd 2>/dev/null || echo /root)
+# shellcheck disable=SC2016 # $1 expands in the chroot's shell
 exec chroot "$r" /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
 	HOME=/root TERM=dumb LANG=C.UTF-8 /bin/sh -c 'cd "$1" 2>/dev/null || cd /root; exec /bin/sh /run/cma-cmd' sh "$cwd"
