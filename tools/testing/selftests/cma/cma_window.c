@@ -101,30 +101,14 @@ static int forget_refs(void)
 }
 
 /*
- * The kB of "Referenced:" in /proc/self/smaps of the mapping that starts
- * at @start, or -1 if there is none.
+ * The kB of "Referenced:" in /proc/self/smaps of the mapping that holds
+ * @page (area_setup() gives each hole page a VMA of its own), or -1.
  */
-static long referenced_kb(const void *start)
+static long referenced_kb(const void *page)
 {
-	unsigned long lo, hi, want = (unsigned long)start;
-	bool in = false;
-	char line[256];
-	long kb = -1;
-	FILE *f;
+	long bytes = cma_smaps_bytes(page, "Referenced");
 
-	f = fopen("/proc/self/smaps", "re");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2) {
-			in = lo == want;
-			continue;
-		}
-		if (in && sscanf(line, "Referenced: %ld kB", &kb) == 1)
-			break;
-	}
-	fclose(f);
-	return kb;
+	return bytes < 0 ? -1 : bytes >> 10;
 }
 
 /*
