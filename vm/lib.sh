@@ -15,6 +15,21 @@ JOBS=${JOBS:-$(nproc)}
 CMA_NAME="Cross Memory Attach Team"
 CMA_EMAIL="cma-devel@lists.cma-project.org"
 CMA_DATE="2026-12-01T12:00:00+00:00"
+# The series' author (its From: and Signed-off-by:): whoever generates it,
+# as git knows them here (user.name, user.email; read before the global
+# configuration is hidden below), or CMA_AUTHOR_NAME and CMA_AUTHOR_EMAIL
+# if both are set; the placeholder above only when no identity is
+# configured.  The base tree and the series' committer keep the fixed
+# identity, so no commit id but the series' own depends on who runs this;
+# vm/series.sh check compares with the identity the committed series has.
+if [ -z "${CMA_AUTHOR_NAME:-}" ] || [ -z "${CMA_AUTHOR_EMAIL:-}" ]; then
+	CMA_AUTHOR_NAME=$(git -C "$ROOT" config user.name 2>/dev/null || true)
+	CMA_AUTHOR_EMAIL=$(git -C "$ROOT" config user.email 2>/dev/null || true)
+	if [ -z "$CMA_AUTHOR_NAME" ] || [ -z "$CMA_AUTHOR_EMAIL" ]; then
+		CMA_AUTHOR_NAME=$CMA_NAME CMA_AUTHOR_EMAIL=$CMA_EMAIL
+	fi
+fi
+export CMA_AUTHOR_NAME CMA_AUTHOR_EMAIL
 export GIT_AUTHOR_NAME="$CMA_NAME" GIT_AUTHOR_EMAIL="$CMA_EMAIL"
 export GIT_COMMITTER_NAME="$CMA_NAME" GIT_COMMITTER_EMAIL="$CMA_EMAIL"
 export GIT_AUTHOR_DATE="$CMA_DATE" GIT_COMMITTER_DATE="$CMA_DATE"

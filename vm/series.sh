@@ -12,7 +12,8 @@
 #                            and series-stock/ into DIR-stock; default the
 #                            repository's series/ and series-stock/)
 #   vm/series.sh check       fail if either folder differs from a fresh
-#                            generation
+#                            generation with the author the folder has
+#                            (see "The author" in README.md)
 #   vm/series.sh apply       git am series/*.patch onto a fresh base, and
 #                            check the result out in $B/tree for building
 #   vm/series.sh apply-stock git am series-stock/*.patch onto a fresh stock
@@ -111,7 +112,7 @@ stage_patch() {
 
 # gen_one NAME OUT: generate series NAME (see use_series) into OUT.
 gen_one() {
-	local name=$1 out=$2 kw path rest n=0 pending= head tree extra
+	local name=$1 out=$2 kw path rest n=0 pending= head tree extra msg cc
 	use_series "$name"
 
 	# Every overlay file must belong to a patch, or (in a series onto a
@@ -128,7 +129,12 @@ gen_one() {
 		tree=$(git_idx write-tree)
 		[ "$tree" != "$(git -C "$BASE" rev-parse "$head^{tree}")" ] ||
 			die "series: patch $pending changes nothing"
-		head=$(git stripspace <"$ROOT/$pending" | git -C "$BASE" commit-tree "$tree" -p "$head") ||
+		# The messages sign off as the placeholder: sign off as the author.
+		msg=$(git stripspace <"$ROOT/$pending")
+		msg=${msg//"Signed-off-by: $CMA_NAME <$CMA_EMAIL>"/"Signed-off-by: $CMA_AUTHOR_NAME <$CMA_AUTHOR_EMAIL>"}
+		head=$(printf '%s\n' "$msg" |
+			GIT_AUTHOR_NAME=$CMA_AUTHOR_NAME GIT_AUTHOR_EMAIL=$CMA_AUTHOR_EMAIL \
+			git -C "$BASE" commit-tree "$tree" -p "$head") ||
 			die "series: cannot commit $pending"
 	}
 	while read -r kw path rest; do
@@ -147,17 +153,31 @@ gen_one() {
 
 	git -C "$BASE" update-ref "refs/heads/$BRANCH" "$head"
 	git -C "$BASE" config "branch.$BRANCH.description" "$(cat "$COVER")"
-	rm -rf "$out"
+	rm -rf "$out" "$out.cover"
 	mkdir -p "$out"
-	# Addressed as a real submission would be: the mm list and its
-	# maintainer, the API list for the new flags, the kselftest and doc
-	# lists for the tests and the documentation.
-	git -C "$BASE" -c core.abbrev=12 format-patch -q --cover-letter --cover-from-description=subject \
-		--to=linux-mm@kvack.org --to="Andrew Morton <akpm@linux-foundation.org>" \
-		--cc=linux-kernel@vger.kernel.org --cc=linux-api@vger.kernel.org \
-		--cc=linux-kselftest@vger.kernel.org --cc=linux-doc@vger.kernel.org \
-		--base="$BASE_REF" --no-signature --no-thread -o "$out" "$BASE_REF..$BRANCH" ||
-		die "series: git format-patch failed"
+	# Addressed as a real submission would be (scripts/get_maintainer.pl):
+	# every patch to the mm list and its maintainer, with linux-kernel and
+	# linux-api (the series changes the syscalls' ABI); the people and
+	# lists of one patch only (kselftest, doc, arch, pidfd) are Cc:
+	# trailers of its message, which git send-email adds.  The cover
+	# letter goes to all of them: it is written again with every Cc:
+	# trailer of the series added.  Its From: is the committer's.
+	fmt() {
+		GIT_COMMITTER_NAME=$CMA_AUTHOR_NAME GIT_COMMITTER_EMAIL=$CMA_AUTHOR_EMAIL \
+		git -C "$BASE" -c core.abbrev=12 format-patch -q --cover-letter --cover-from-description=subject \
+			--to=linux-mm@kvack.org --to="Andrew Morton <akpm@linux-foundation.org>" \
+			--cc=linux-kernel@vger.kernel.org --cc=linux-api@vger.kernel.org \
+			--base="$BASE_REF" --no-signature --no-thread "$@" "$BASE_REF..$BRANCH" ||
+			die "series: git format-patch failed"
+	}
+	fmt -o "$out"
+	cc=()
+	while IFS= read -r msg; do
+		[ -n "$msg" ] && cc+=("--cc=$msg")
+	done < <(git -C "$BASE" log --reverse --format='%(trailers:key=Cc,valueonly,unfold)' "$BASE_REF..$BRANCH" | awk 'NF && !seen[$0]++')
+	fmt -o "$out.cover" "${cc[@]}"
+	mv "$out.cover/0000-cover-letter.patch" "$out/0000-cover-letter.patch"
+	rm -rf "$out.cover"
 	stage "series: $n patches written to ${out#"$ROOT"/} (onto $BASE_REF)"
 }
 
@@ -170,9 +190,31 @@ gen() {
 	gen_one series-stock "$out-stock"
 }
 
+# committed_author FOLDER: the author of the series committed in FOLDER,
+# as two lines, name and e-mail address (nothing if it has no patch).
+committed_author() {
+	local p
+	p=$(ls "$1"/0001-*.patch 2>/dev/null | head -1)
+	[ -n "$p" ] || return 0
+	git -C "$BASE" mailinfo /dev/null /dev/null <"$p" | sed -n 's/^Author: //p; s/^Email: //p'
+}
+
+# check: generate both series again, each with the author its committed
+# folder has, and compare: who generated the committed series does not
+# matter, only that everything else is what the overlay gives.
 check() {
-	local tmp=$B/series-check s bad=0
-	gen "$tmp"
+	local tmp=$B/series-check s bad=0 name email
+	"$ROOT/vm/base.sh"
+	for s in series series-stock; do
+		name='' email=''
+		{ IFS= read -r name && IFS= read -r email; } < <(committed_author "$ROOT/$s") || true
+		(
+			if [ -n "$name" ] && [ -n "$email" ]; then
+				CMA_AUTHOR_NAME=$name CMA_AUTHOR_EMAIL=$email
+			fi
+			gen_one "$s" "$tmp${s#series}"
+		)
+	done
 	for s in series series-stock; do
 		if ! diff -r -q "$ROOT/$s" "$tmp${s#series}" >/dev/null 2>&1; then
 			diff -r -u "$ROOT/$s" "$tmp${s#series}" | head -40 >&2 || true
