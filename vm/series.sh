@@ -194,8 +194,8 @@ gen() {
 # as two lines, name and e-mail address (nothing if it has no patch).
 committed_author() {
 	local p
-	p=$(ls "$1"/0001-*.patch 2>/dev/null | head -1)
-	[ -n "$p" ] || return 0
+	for p in "$1"/0001-*.patch; do break; done
+	[ -f "$p" ] || return 0
 	git -C "$BASE" mailinfo /dev/null /dev/null <"$p" | sed -n 's/^Author: //p; s/^Email: //p'
 }
 
