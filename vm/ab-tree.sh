@@ -13,10 +13,22 @@
 # where Debian put it, and the tree lives only in the build folder.
 # Files are rewritten only when their content changes, so rebuilds stay
 # incremental.
+#
+# vm/ab-tree.sh --gup prepares $B/gup/ab, the same tree with our mm/gup.c
+# change (mm/gup.c.patch) as well: both sides of it get the change, so it
+# serves counts across kernels (make icount), never a same-boot A/B.  Its
+# folder and its object folder ($B/gup/obj-ab) sit at the same relative
+# places as $B/ab and $B/obj-ab, so that ccache finds every object but the
+# changed ones.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 src=$B/ab
+gup=0
+if [ "${1:-}" = --gup ]; then
+	gup=1 src=$B/gup/ab
+	mkdir -p "$B/gup"
+fi
 "$ROOT/vm/base.sh"
 # A new base (package update) resets the tree; otherwise it is kept as is.
 if [ ! -e "$src/.git" ] ||
@@ -55,4 +67,12 @@ grep -q 'process_vm_access\.o process_vm_ours\.o$' "$src/mm/Makefile" ||
 	put arch/x86/entry/syscalls/syscall_64.tbl
 grep -q 'SYSCALL_DEFINE6(pvm_ours_readv,' "$src/mm/process_vm_ours.c" ||
 	die "ab-tree: renaming the syscalls failed"
+if [ $gup = 1 ]; then
+	tmp=$(mktemp -d)
+	git -C "$BASE" show stock:mm/gup.c >"$tmp/gup.c"
+	patch -s -p2 -d "$tmp" <"$ROOT/mm/gup.c.patch" >&2 ||
+		die "ab-tree: mm/gup.c.patch does not apply to stock mm/gup.c"
+	put mm/gup.c <"$tmp/gup.c"
+	rm -rf "$tmp"
+fi
 echo "$src"

@@ -12,6 +12,8 @@
 #   uml-stock    $B/stock as ARCH=um, into $B/obj-uml-stock
 #   ab, uml-ab   the A/B tree (vm/ab-tree.sh): stock plus our code on spare
 #                syscall numbers, for same-boot comparisons
+#   ab-gup       the A/B tree with our mm/gup.c change on both sides, into
+#                $B/gup/obj-ab (also named $B/obj-ab-gup), for make icount
 # The source tree must have been prepared (vm/series.sh apply, or this
 # script for stock).  Prints the path of the kernel image.
 set -euo pipefail
@@ -32,9 +34,15 @@ stock|uml-stock) src=$B/stock
 	 "$ROOT/vm/base.sh"
 	 worktree_at "$src" stock ;;
 ab|uml-ab) src=$("$ROOT/vm/ab-tree.sh") ;;
-*) die "vm/build.sh: unknown kernel kind '$kind' (patched, debug, stock, ab, uml-patched, uml-stock, uml-ab)" ;;
+ab-gup)	src=$("$ROOT/vm/ab-tree.sh" --gup) ;;
+*) die "vm/build.sh: unknown kernel kind '$kind' (patched, debug, stock, ab, ab-gup, uml-patched, uml-stock, uml-ab)" ;;
 esac
 obj=$B/obj-$kind
+if [ "$kind" = ab-gup ]; then
+	# $B/obj-ab-gup names $B/gup/obj-ab (vm/ab-tree.sh --gup) for vm/run.
+	obj=$B/gup/obj-ab
+	ln -sfn gup/obj-ab "$B/obj-ab-gup"
+fi
 [ -f "$src/Makefile" ] || die "build $kind: no source tree at $src (run make series-apply)"
 need gcc make flex bison bc libelf-dev libssl-dev ccache cpio
 mkdir -p "$obj" "$CCACHE_DIR"
