@@ -455,21 +455,15 @@ out:
  * @page: a page
  * @next: another page
  *
- * Adjacent page structs describe adjacent page frames, except across
- * memory sections when the memmap is not virtually contiguous (classic
- * SPARSEMEM).  This costs a compare where page_to_pfn() may not be cheap.
+ * Pages whose structs are not adjacent never qualify, which a compare
+ * tells; only for the others are the page frame numbers compared, which
+ * with a virtually mapped memmap is the same compare again.
  *
  * Return: true if @next's page frame number is one more than @page's.
  */
 static bool pvm_page_follows(const struct page *page, const struct page *next)
 {
-	if (next != page + 1)
-		return false;
-#ifdef SECTION_IN_PAGE_FLAGS
-	return page_to_section(page) == page_to_section(next);
-#else
-	return true;
-#endif
+	return next == page + 1 && page_to_pfn(next) == page_to_pfn(page) + 1;
 }
 
 /**
