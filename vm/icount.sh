@@ -71,7 +71,10 @@ gup=${ICOUNT_GUP:-1}
 kernels=ab
 [ "$gup" = 0 ] || kernels="ab ab-gup"
 need binutils
-rm -rf "$out"
+# ICOUNT_REUSE=1 keeps a kernel's traces from the last run when that
+# kernel, the bench program and the cells are the same (an edit to
+# mm/gup.c.patch then retraces only ab-gup).
+[ "${ICOUNT_REUSE:-0}" = 1 ] || rm -rf "$out"
 mkdir -p "$out"
 
 for k in $kernels; do
@@ -295,9 +298,17 @@ classify() {
 }
 
 for k in $kernels; do
+	key=$( (sha1sum <"$B/obj-$k/vmlinux"; sha1sum <"$B/add/bench/bench/cma-ab"
+		echo "$sizes $shapes $elems $rounds $traced $straced"; sha1sum <"$0") | sha1sum)
+	if [ "${ICOUNT_REUSE:-0}" = 1 ] && [ "$(cat "$out/$k/key" 2>/dev/null)" = "$key" ]; then
+		stage "icount: $k unchanged, keeping its traces"
+		continue
+	fi
+	rm -rf "${out:?}/$k"
 	mkdir -p "$out/$k"
 	classify "$k"
 	trace "$k"
+	echo "$key" >"$out/$k/key"
 done
 # The sides of the tables: A is always mainline's file on stock GUP; B is
 # ours on the newest GUP (ours with the change when it is traced).
