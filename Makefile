@@ -13,7 +13,7 @@ export BUILD
 
 .PHONY: all run check deps base series series-check series-apply kernel \
 	kernel-stock selftests demo vm-shell bench bench-vm bench-uml bench-ab bench-ab-uml icount \
-	check-debug check-uml check-fresh clients clients-hpcc \
+	check-debug check-uml check-fresh check-gup clients clients-hpcc \
 	clean help
 
 all: kernel
@@ -66,6 +66,11 @@ check-fresh:
 
 check-debug: deps series-apply
 	@vm/check-debug.sh
+
+# GUP's and COW's mm selftests on our kernel and stock 6.12, the full
+# gup_test matrix (make check runs a shorter one: vm/gup-tests.sh --quick).
+check-gup: deps series-apply
+	@vm/gup-tests.sh
 
 check-uml: deps
 	@STAGES="base series-am selftests-build uml-selftests" vm/check.sh

@@ -5,7 +5,7 @@
 CHECK_STAGES="base series-sync series-am checkpatch kernel-doc bisect \
 stock-am stock-checkpatch stock-kernel-doc stock-same-tree stock-bisect kernel w1-sparse \
 cross-i386 cross-arm64 cross-arm64-64k docs man-page selftests-build vm-exit-status vm-add loggate demo vm-selftests \
-vm-fuzz vm-glibc vm-clients native-selftests debug-vm"
+vm-fuzz vm-glibc vm-clients vm-gup native-selftests debug-vm"
 # Stages that run only when STAGES names them.
 EXTRA_STAGES="uml-selftests"
 # Stages that start in the background once BG_AFTER is done, beside the
@@ -342,6 +342,12 @@ st_vm_glibc() { demo_boot && grep -q 'demo: OK' "$DEMO_OUT"; }
 # CMA, and with single copy none made no CMA call (2 ranks).  make clients
 # runs the rest (4 ranks, UCX, stock 6.12, hpcc).
 st_vm_clients() { "$ROOT/vm/clients.sh" --quick; }
+
+# GUP's and COW's own mm selftests (gup_test, gup_longterm, cow,
+# uffd-unit-tests, ksm_functional_tests, mkdirty, madv_populate) on our
+# kernel and on stock 6.12, case for case the same results: our mm/gup.c
+# change must not show.  make check-gup runs the full gup_test matrix.
+st_vm_gup() { "$ROOT/vm/gup-tests.sh" --quick; }
 
 # The same selftests natively on the host kernel (mainline CMA): nothing
 # may fail; cases for our extensions skip there.
