@@ -22,7 +22,7 @@
 #define NPAGES 64
 
 static long psz;
-static int tests;
+static int tests, failed;
 
 /* The child: apply @pattern, report, wait, then check its copy holds 'W'. */
 static int child(char *buf, int pattern, int to_parent, int from_parent)
@@ -99,6 +99,7 @@ static void one_case(const char *name, int pattern)
 		waitpid(other, NULL, 0);
 	}
 	printf("%sok %d %s\n", bad ? "not " : "", ++tests, name);
+	failed += bad;
 	munmap(buf, NPAGES * psz);
 	free(src);
 	close(up[0]); close(up[1]); close(down[0]); close(down[1]);
@@ -111,5 +112,5 @@ int main(void)
 	one_case("writev into pages shared after fork", 0);
 	one_case("writev into pages every other one unshared", 1);
 	one_case("writev into pages shared with two children", 2);
-	return 0;
+	return failed ? 1 : 0;
 }

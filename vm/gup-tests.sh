@@ -21,9 +21,10 @@
 # GUP_REUSE="stock": take that kernel's results from the last run (when
 # only the other kernel changed, e.g. for a mutation test); GUP_TIMEOUT:
 # the VM's timeout in seconds.
-# Logs and per-case results in $B/gup-tests/; exits 1 on a difference, on
-# a failure ours has and stock has not, or on a VM run that failed (the
-# log gate: any WARNING or BUG in the kernel log).
+# Logs and per-case results in $B/gup-tests/quick/ (or full/).  Exits 1
+# on a case whose result differs (a failure ours has and stock has not
+# included), or on a VM run that failed (the log gate: any WARNING or BUG
+# in the kernel log).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -251,6 +252,9 @@ run_kernel() {
 
 mkdir -p "$OUT"
 build
+# The quick and the full runs keep their results apart.
+OUT=$OUT/$([ "$quick" = 1 ] && echo quick || echo full)
+mkdir -p "$OUT"
 [ "$build_only" = 0 ] || exit 0
 bad=0
 for k in $kernels; do
