@@ -383,7 +383,8 @@ st_native_selftests() {
 
 # The host settings that native-selftests may change: "FILE VALUE" lines.
 NATIVE_KNOBS="/proc/sys/vm/nr_hugepages /proc/sys/kernel/yama/ptrace_scope
-/sys/kernel/mm/transparent_hugepage/hugepages-64kB/enabled"
+/sys/kernel/mm/transparent_hugepage/hugepages-64kB/enabled
+/sys/kernel/mm/ksm/run /sys/kernel/mm/ksm/pages_to_scan /sys/kernel/mm/ksm/sleep_millisecs"
 native_settings() {
 	local f
 	for f in $NATIVE_KNOBS; do
