@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # make check-debug: the patched kernel with vm/debug.fragment (KASAN,
-# KFENCE, UBSAN, lockdep, DEBUG_VM, DEBUG_PAGEALLOC, KMEMLEAK, fault
-# injection), booted with the selftests, the fuzzer (also under fault
+# KFENCE, UBSAN, lockdep, DEBUG_VM, DEBUG_PAGEALLOC, KMEMLEAK,
+# HARDENED_USERCOPY, fault injection), booted with the selftests, the fuzzer (also under fault
 # injection), a stress phase and a kmemleak scan (vm/debug-tests.sh).  The
 # log gate fails the run on any kernel report.
 #   DEBUG_SECONDS=N     fault-injection fuzz and churn budget per phase and
