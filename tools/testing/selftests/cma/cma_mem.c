@@ -14,6 +14,7 @@
  * checks its own buffer byte for byte, and files are read back: nothing
  * outside the requested ranges may change.
  */
+#include <linux/const.h>
 #include "../kselftest_harness.h"
 #include "cma_common.h"
 
@@ -57,6 +58,9 @@ FIXTURE(mem) {
 	char path[64];		/* a file the case made, to unlink */
 	long old_huge;		/* nr_hugepages to restore, or -1 */
 };
+
+/* The fixture's type, for the helpers below that take it. */
+#define MEM_DATA FIXTURE_DATA(mem)
 
 FIXTURE_VARIANT(mem) {
 	bool write;
@@ -113,15 +117,18 @@ static long t_fill(struct cma_mbox *mb)
 }
 
 /* arg: addr, len.  Read one byte of every page: maps what backs it. */
+long cma_mem_sink;	/* keeps t_touch()'s reads */
+
 static long t_touch(struct cma_mbox *mb)
 {
-	volatile char *p = (volatile char *)mb->arg[0];
+	const char *p = (const char *)mb->arg[0];
 	size_t i, page = cma_page();
 	long sum = 0;
 
 	for (i = 0; i < (size_t)mb->arg[1]; i += page)
 		sum += p[i];
-	return sum & 0;
+	cma_mem_sink = sum;
+	return 0;
 }
 
 /* arg: addr, image, len.  0 if memory holds the image, else 1 + first bad offset. */
@@ -157,7 +164,7 @@ static long t_memfd_huge(struct cma_mbox *mb)
 /* ---- in the caller ---------------------------------------------------- */
 
 /* Add a region of @len bytes at @addr in the target; its image starts as zeros. */
-static struct mreg *add_region(FIXTURE_DATA(mem) *self, long addr, size_t len)
+static struct mreg *add_region(MEM_DATA *self, long addr, size_t len)
 {
 	struct mreg *r = &self->r[self->nr++];
 
@@ -169,7 +176,7 @@ static struct mreg *add_region(FIXTURE_DATA(mem) *self, long addr, size_t len)
 	return r;
 }
 
-static long tmap(FIXTURE_DATA(mem) *self, size_t len, int prot, int flags, int fd, off_t off)
+static long tmap(MEM_DATA *self, size_t len, int prot, int flags, int fd, off_t off)
 {
 	struct cma_mbox *mb = self->t.mb;
 
@@ -179,7 +186,7 @@ static long tmap(FIXTURE_DATA(mem) *self, size_t len, int prot, int flags, int f
 }
 
 /* Fill [@off, @off + @len) of @r in the target with its image. */
-static long fill(FIXTURE_DATA(mem) *self, struct mreg *r, size_t off, size_t len)
+static long fill(MEM_DATA *self, struct mreg *r, size_t off, size_t len)
 {
 	return cma_call3(&self->t, t_fill, (long)(r->addr + off), (long)(r->img + off), len);
 }
@@ -194,7 +201,7 @@ static void same_page(unsigned char *dst, size_t len, unsigned int seed)
 }
 
 /* Make a file of @size bytes holding @data in /tmp; its name goes to the mailbox. */
-static int make_file(FIXTURE_DATA(mem) *self, const unsigned char *data, size_t size)
+static int make_file(MEM_DATA *self, const unsigned char *data, size_t size)
 {
 	int fd;
 
@@ -248,7 +255,7 @@ struct rel {
  * byte: the caller's buffer and canaries, and all regions of the target,
  * whose images take the bytes a write moved.
  */
-static void xfer(struct __test_metadata *_metadata, FIXTURE_DATA(mem) *self, bool write,
+static void xfer(struct __test_metadata *_metadata, MEM_DATA *self, bool write,
 		 const struct rel *rv, int n, ssize_t want)
 {
 	struct iovec riov[8], liov;
@@ -303,7 +310,8 @@ static void xfer(struct __test_metadata *_metadata, FIXTURE_DATA(mem) *self, boo
 		struct mreg *r = &self->r[j];
 
 		bad = cma_call3(&self->t, t_cmp, (long)r->addr, (long)r->img, r->len) - 1;
-		EXPECT_EQ(-1, bad) TH_LOG("region %d: target byte %ld of %zu wrong", j, bad, r->len);
+		EXPECT_EQ(-1, bad) TH_LOG("region %d: target byte %ld of %zu wrong",
+					  j, bad, r->len);
 	}
 	free(lbuf);
 	free(lorig);
@@ -311,7 +319,7 @@ static void xfer(struct __test_metadata *_metadata, FIXTURE_DATA(mem) *self, boo
 
 /* ---- page flags -------------------------------------------------------- */
 
-#define PG_PRESENT	(1ULL << 63)
+#define PG_PRESENT	_BITULL(63)
 
 /*
  * The page frame of @addr in @pid (0 if not present) and its
@@ -334,7 +342,7 @@ static int page_info(pid_t pid, uintptr_t addr, uint64_t *pfn, uint64_t *flags)
 	*pfn = 0;
 	*flags = 0;
 	if (ent & PG_PRESENT) {
-		*pfn = ent & ((1ULL << 55) - 1);
+		*pfn = ent & (_BITULL(55) - 1);
 		if (!*pfn)
 			goto out;
 		if (pread64(kpf, flags, sizeof(*flags), *pfn * sizeof(*flags)) != sizeof(*flags))
@@ -350,7 +358,7 @@ out:
 	return ret;
 }
 
-static uint64_t page_flags(FIXTURE_DATA(mem) *self, struct mreg *r, size_t pg)
+static uint64_t page_flags(MEM_DATA *self, struct mreg *r, size_t pg)
 {
 	uint64_t pfn, flags;
 
@@ -360,7 +368,7 @@ static uint64_t page_flags(FIXTURE_DATA(mem) *self, struct mreg *r, size_t pg)
 }
 
 /* The page frame of page @pg of @r, or 0 if not present or not known. */
-static uint64_t page_pfn(FIXTURE_DATA(mem) *self, struct mreg *r, size_t pg)
+static uint64_t page_pfn(MEM_DATA *self, struct mreg *r, size_t pg)
 {
 	uint64_t pfn, flags;
 
@@ -640,7 +648,7 @@ static void ksm_restore(struct ksm_saved *s)
  * page frame.  (Not KPF_KSM: 6.12's /proc/kpageflags sets it for every
  * anonymous page.)
  */
-static bool ksm_merged(FIXTURE_DATA(mem) *self, struct mreg *r, const int *pg, int n)
+static bool ksm_merged(MEM_DATA *self, struct mreg *r, const int *pg, int n)
 {
 	uint64_t pfn = page_pfn(self, r, pg[0]);
 	int i;
@@ -656,7 +664,7 @@ static bool ksm_merged(FIXTURE_DATA(mem) *self, struct mreg *r, const int *pg, i
  * @r are merged, for at most @secs seconds; then stop it, so that nothing
  * merges again behind the case's back.  Returns 0 when merged.
  */
-static int ksm_merge(FIXTURE_DATA(mem) *self, struct mreg *r, const int *pg, int n, int secs)
+static int ksm_merge(MEM_DATA *self, struct mreg *r, const int *pg, int n, int secs)
 {
 	double end = cma_now() + secs;
 	bool merged = false;
@@ -726,7 +734,7 @@ TEST_F(mem, mixed_run_ksm)
 	for (i = 0; i < 10; i++) {
 		fl = page_flags(self, r, i);
 		if (i == 3) {
-			EXPECT_TRUE(fl & (1ULL << KPF_ZERO_PAGE)) TH_LOG("page 3 not the zero page");
+			EXPECT_TRUE(fl & _BITULL(KPF_ZERO_PAGE)) TH_LOG("page 3 not the zero page");
 		} else if (i == 4 || i == 8) {
 			EXPECT_FALSE(fl & PG_PRESENT) TH_LOG("page %d present", i);
 		} else if (i != 1 && i != 5 && i != 9) {
@@ -783,12 +791,13 @@ TEST_F(mem, linear_copies)
 
 	for (i = 0; i < small / p; i++) {
 		if (page_info(self->t.pid, (uintptr_t)s->addr + i * p, &pfn, &fl))
-			SKIP(return, "no page frame numbers (/proc/PID/pagemap needs CAP_SYS_ADMIN)");
+			SKIP(return,
+			     "no page frame numbers (/proc/PID/pagemap needs CAP_SYS_ADMIN)");
 		adjacent += i && pfn == prev + 1;
 		prev = pfn;
 	}
 	for (i = 0; i < h / p; i++)
-		huge += !!(page_flags(self, t, i) & (1ULL << KPF_THP_BIT));
+		huge += !!(page_flags(self, t, i) & _BITULL(KPF_THP_BIT));
 	/*
 	 * Whether small pages follow each other is the page allocator's
 	 * choice (on a busy machine they seldom do): it is reported, not
