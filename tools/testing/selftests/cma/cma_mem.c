@@ -218,6 +218,14 @@ static int make_file(MEM_DATA *self, const unsigned char *data, size_t size)
 	return 0;
 }
 
+/* make_file(), then open the file in the target: its descriptor there, or -1. */
+static int target_file(MEM_DATA *self, const unsigned char *data, size_t size, int oflags)
+{
+	if (make_file(self, data, size))
+		return -1;
+	return cma_call1(&self->t, t_open, oflags);
+}
+
 /* Offset of the first byte of the file that differs from @want, or -1. */
 static long file_differs(const char *path, const unsigned char *want, size_t size)
 {
@@ -396,8 +404,7 @@ TEST_F(mem, file_private)
 
 	orig = img + IMG_LEN - len;
 	cma_fill(orig, len, 0x71);
-	ASSERT_EQ(0, make_file(self, orig, len));
-	fd = cma_call1(&self->t, t_open, O_RDWR);
+	fd = target_file(self, orig, len, O_RDWR);
 	ASSERT_LE(0, fd);
 	addr = tmap(self, len, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
 	ASSERT_NE(0, addr);
@@ -437,8 +444,7 @@ TEST_F(mem, file_shared_readonly)
 
 	orig = img + IMG_LEN - len;
 	cma_fill(orig, len, 0x73);
-	ASSERT_EQ(0, make_file(self, orig, len));
-	fd = cma_call1(&self->t, t_open, O_RDONLY);
+	fd = target_file(self, orig, len, O_RDONLY);
 	ASSERT_LE(0, fd);
 	addr = tmap(self, len, PROT_READ, MAP_SHARED, fd, 0);
 	ASSERT_NE(0, addr);
@@ -479,8 +485,7 @@ TEST_F(mem, file_past_eof)
 
 	orig = img + IMG_LEN - len;
 	cma_fill(orig, size, 0x75);
-	ASSERT_EQ(0, make_file(self, orig, size));
-	fd = cma_call1(&self->t, t_open, O_RDWR);
+	fd = target_file(self, orig, size, O_RDWR);
 	ASSERT_LE(0, fd);
 	for (round = 0; round < 2; round++) {
 		int flags = round ? MAP_SHARED : MAP_PRIVATE;
