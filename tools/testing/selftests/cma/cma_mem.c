@@ -33,7 +33,6 @@
 #define LOCAL_SEED	0x3c
 #define NR_REGIONS	3
 
-#define KPF_THP_BIT	22
 #define KPF_ZERO_PAGE	24
 
 /*
@@ -802,7 +801,7 @@ TEST_F(mem, linear_copies)
 		prev = pfn;
 	}
 	for (i = 0; i < h / p; i++)
-		huge += !!(page_flags(self, t, i) & _BITULL(KPF_THP_BIT));
+		huge += !!(page_flags(self, t, i) & _BITULL(CMA_KPF_THP));
 	/*
 	 * Whether small pages follow each other is the page allocator's
 	 * choice (on a busy machine they seldom do): it is reported, not
