@@ -503,6 +503,7 @@ static unsigned long pvm_run(struct page **pages, unsigned long max)
  * @page: the page the range starts in
  * @offset: offset of the range in @page
  * @len: bytes to copy: inside @page, or inside a run from pvm_run()
+ * @write: true to copy into the range (process_vm_writev())
  *
  * Without HIGHMEM the range is mapped linearly and is copied from its
  * address, with no temporary mapping; with HIGHMEM it lies in @page and
@@ -510,59 +511,73 @@ static unsigned long pvm_run(struct page **pages, unsigned long max)
  *
  * Return: bytes copied, less than @len if a caller's page faulted.
  */
-static size_t pvm_copy(struct pvm_xfer *x, struct page *page, size_t offset,
-		       size_t len)
+static __always_inline size_t pvm_copy(struct pvm_xfer *x, struct page *page,
+				       size_t offset, size_t len, bool write)
 {
 	if (IS_ENABLED(CONFIG_HIGHMEM)) {
-		if (x->write)
+		if (write)
 			return copy_page_from_iter(page, offset, len, x->iter);
 		return copy_page_to_iter(page, offset, len, x->iter);
 	}
-	if (x->write)
+	if (write)
 		return copy_from_iter(page_address(page) + offset, len, x->iter);
 	return copy_to_iter(page_address(page) + offset, len, x->iter);
 }
 
 /**
- * pvm_copy_span() - copy between pinned pages and the caller's buffers
+ * pvm_copy_pinned() - copy through the pinned pages of the window
  * @x: the transfer
- * @pages: the pinned pages the span starts in
- * @offset: offset of the span in @pages[0]
- * @len: bytes to copy; all of them lie in pinned pages
+ * @i: index in the window of the page the copy starts in, a pinned one
+ * @offset: offset of the copy in that page
+ * @len: bytes wanted, not zero
+ * @write: @x->write
+ * @done: set to the bytes copied
  *
- * Runs of pages that one linear copy can cover (pvm_run()) go in one
- * call; other pages one at a time.  A page whose successor does not
- * follow it in memory costs one compare more than a plain per-page copy.
+ * Copies from page @i on for as long as @len lasts and the window's pages
+ * that follow are pinned.  Runs of pages that one linear copy can cover
+ * (pvm_run()) go in one call, other pages one at a time: a page whose
+ * successor does not follow it in memory costs one compare more than a
+ * plain per-page copy.  Inlined once for each direction, so that the loop
+ * tests the direction once a call, not once a page.
  *
- * Return: bytes copied, less than @len if a caller's page faulted.
+ * Return: false if a caller's page faulted, else true.
  */
-static size_t pvm_copy_span(struct pvm_xfer *x, struct page **pages,
-			    size_t offset, size_t len)
+static __always_inline bool pvm_copy_pinned(struct pvm_xfer *x,
+					    unsigned long i, size_t offset,
+					    size_t len, bool write,
+					    size_t *done)
 {
-	size_t done = 0;
+	struct page **pages = x->pages + i, **end = x->pages + x->span;
+	size_t rest = len;
+	bool ok = true;
 
-	while (done < len) {
-		size_t rest = len - done;
+	for (;;) {
 		size_t chunk = min(rest, PAGE_SIZE - offset);
-		unsigned long n = 1, i;
+		unsigned long n = 1, j;
 		size_t copied;
 
 		if (!IS_ENABLED(CONFIG_HIGHMEM) && chunk < rest &&
-		    pvm_page_follows(pages[0], pages[1])) {
-			n = pvm_run(pages, DIV_ROUND_UP(offset + rest, PAGE_SIZE));
+		    pages + 1 < end && pvm_page_follows(pages[0], pages[1])) {
+			n = pvm_run(pages, min_t(unsigned long, end - pages,
+						 DIV_ROUND_UP(offset + rest, PAGE_SIZE)));
 			chunk = min(rest, (n << PAGE_SHIFT) - offset);
 		}
-		copied = pvm_copy(x, pages[0], offset, chunk);
-		if (x->write)
-			for (i = 0; i < n; i++)
-				flush_dcache_page(pages[i]);
-		done += copied;
-		if (copied < chunk)
+		copied = pvm_copy(x, pages[0], offset, chunk, write);
+		if (write)
+			for (j = 0; j < n; j++)
+				flush_dcache_page(pages[j]);
+		rest -= copied;
+		if (copied < chunk) {
+			ok = false;
 			break;
+		}
 		pages += n;
+		if (!rest || pages == end || !*pages)
+			break;
 		offset = 0;
 	}
-	return done;
+	*done = len - rest;
+	return ok;
 }
 
 /**
@@ -587,9 +602,10 @@ static ssize_t pvm_transfer(struct pvm_xfer *x, const struct iovec *riov,
 
 		while (len) {
 			unsigned long page = addr >> PAGE_SHIFT;
-			unsigned long i = page - x->first, n, need;
+			unsigned long i = page - x->first;
 			size_t offset = offset_in_page(addr);
-			size_t span, done;
+			size_t done;
+			bool ok;
 
 			/*
 			 * Pinning checks for a fatal signal and reschedules at
@@ -605,24 +621,23 @@ static ssize_t pvm_transfer(struct pvm_xfer *x, const struct iovec *riov,
 				}
 				cond_resched();
 			}
-			need = DIV_ROUND_UP(offset + len, PAGE_SIZE);
 			if (i >= x->span || !x->pages[i]) {
 				pvm_release(x);
 				pvm_choose(x, riov, nr_segs, seg, addr, len);
-				err = pvm_pin(x, page, need);
+				err = pvm_pin(x, page,
+					      DIV_ROUND_UP(offset + len, PAGE_SIZE));
 				if (err)
 					goto out;
 				i = page - x->first;
 			}
 
-			/* The pinned pages in a row from @page that it needs. */
-			for (n = 1; n < need && i + n < x->span && x->pages[i + n]; n++)
-				;
-			span = min(len, (n << PAGE_SHIFT) - offset);
-			done = pvm_copy_span(x, &x->pages[i], offset, span);
+			if (x->write)
+				ok = pvm_copy_pinned(x, i, offset, len, true, &done);
+			else
+				ok = pvm_copy_pinned(x, i, offset, len, false, &done);
 			copied += done;
 			unchecked += done;
-			if (done < span) {
+			if (!ok) {
 				err = -EFAULT;
 				goto out;
 			}

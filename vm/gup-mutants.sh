@@ -31,7 +31,7 @@ mutate() {
 	from=$(grep -n '^static unsigned long follow_pte_run' "$gup" | cut -d: -f1)
 	to=$(awk -v f="$from" 'NR > f && /^}/ { print NR; exit }' "$gup")
 	case $1 in
-	a) sed -i "${from},${to}s/if (!pte_write(pte) \&\& gup_must_unshare(vma, flags, page))/if (0 \&\& gup_must_unshare(vma, flags, page))/" "$gup" ;;
+	a) sed -i "${from},${to}s/^\([[:space:]]*\)gup_must_unshare(vma, flags, page)))/\10))/" "$gup" ;;
 	b) sed -i "${from},${to}s/!can_follow_write_pte(pte, page, vma, flags))/0)/" "$gup" ;;
 	c) sed -i "${from},${to}s/ctx->room + 1);/ctx->room + 2);/" "$gup" ;;
 	*) die "gup-mutants: unknown mutation '$1' (a, b, c)" ;;
