@@ -499,7 +499,7 @@ static unsigned long pvm_run(struct page **pages, unsigned long max)
 
 /**
  * pvm_copy() - copy between a pinned range and the caller's buffers
- * @x: the transfer
+ * @iter: the caller's buffers
  * @page: the page the range starts in
  * @offset: offset of the range in @page
  * @len: bytes to copy: inside @page, or inside a run from pvm_run()
@@ -511,17 +511,74 @@ static unsigned long pvm_run(struct page **pages, unsigned long max)
  *
  * Return: bytes copied, less than @len if a caller's page faulted.
  */
-static __always_inline size_t pvm_copy(struct pvm_xfer *x, struct page *page,
-				       size_t offset, size_t len, bool write)
+static __always_inline size_t pvm_copy(struct iov_iter *iter,
+				       struct page *page, size_t offset,
+				       size_t len, bool write)
 {
 	if (IS_ENABLED(CONFIG_HIGHMEM)) {
 		if (write)
-			return copy_page_from_iter(page, offset, len, x->iter);
-		return copy_page_to_iter(page, offset, len, x->iter);
+			return copy_page_from_iter(page, offset, len, iter);
+		return copy_page_to_iter(page, offset, len, iter);
 	}
 	if (write)
-		return copy_from_iter(page_address(page) + offset, len, x->iter);
-	return copy_to_iter(page_address(page) + offset, len, x->iter);
+		return copy_from_iter(page_address(page) + offset, len, iter);
+	return copy_to_iter(page_address(page) + offset, len, iter);
+}
+
+/**
+ * pvm_copy_pages() - copy through pinned pages, in one direction
+ * @iter: the caller's buffers
+ * @pages: the pinned page the copy starts in
+ * @end: the end of the window's pages
+ * @offset: offset of the copy in @pages[0]
+ * @len: bytes wanted, not zero
+ * @write: true to copy into the pages (process_vm_writev())
+ * @done: set to the bytes copied
+ *
+ * Copies from @pages[0] on for as long as @len lasts and the pages that
+ * follow are pinned (not NULL, before @end).  Runs of pages that one
+ * linear copy can cover (pvm_run()) go in one call, other pages one at a
+ * time: a page whose successor does not follow it in memory costs one
+ * compare more than a plain per-page copy.
+ *
+ * Return: false if a caller's page faulted, else true.
+ */
+static __always_inline bool pvm_copy_pages(struct iov_iter *iter,
+					   struct page **pages,
+					   struct page **end, size_t offset,
+					   size_t len, bool write, size_t *done)
+{
+	struct page **last;
+	size_t rest = len;
+
+	/* The pages that @len needs, as far as the window goes. */
+	last = pages + min_t(unsigned long, end - pages,
+			     DIV_ROUND_UP(offset + len, PAGE_SIZE));
+	for (;;) {
+		size_t chunk = min(rest, PAGE_SIZE - offset), copied;
+		unsigned long n = 1, j;
+
+		if (!IS_ENABLED(CONFIG_HIGHMEM) && pages + 1 < last &&
+		    pvm_page_follows(pages[0], pages[1])) {
+			n = pvm_run(pages, last - pages);
+			chunk = min(rest, (n << PAGE_SHIFT) - offset);
+		}
+		copied = pvm_copy(iter, pages[0], offset, chunk, write);
+		if (write)
+			for (j = 0; j < n; j++)
+				flush_dcache_page(pages[j]);
+		rest -= copied;
+		if (copied < chunk) {
+			*done = len - rest;
+			return false;
+		}
+		pages += n;
+		if (pages == last || !*pages)
+			break;
+		offset = 0;
+	}
+	*done = len - rest;
+	return true;
 }
 
 /**
@@ -530,54 +587,23 @@ static __always_inline size_t pvm_copy(struct pvm_xfer *x, struct page *page,
  * @i: index in the window of the page the copy starts in, a pinned one
  * @offset: offset of the copy in that page
  * @len: bytes wanted, not zero
- * @write: @x->write
  * @done: set to the bytes copied
  *
- * Copies from page @i on for as long as @len lasts and the window's pages
- * that follow are pinned.  Runs of pages that one linear copy can cover
- * (pvm_run()) go in one call, other pages one at a time: a page whose
- * successor does not follow it in memory costs one compare more than a
- * plain per-page copy.  Inlined once for each direction, so that the loop
- * tests the direction once a call, not once a page.
+ * The loop is built once for each direction, so that it does not test
+ * the direction at every page, and kept out of line, so that it has the
+ * registers to itself rather than sharing them with the whole call.
  *
  * Return: false if a caller's page faulted, else true.
  */
-static __always_inline bool pvm_copy_pinned(struct pvm_xfer *x,
-					    unsigned long i, size_t offset,
-					    size_t len, bool write,
-					    size_t *done)
+static noinline bool pvm_copy_pinned(struct pvm_xfer *x, unsigned long i,
+				     size_t offset, size_t len, size_t *done)
 {
 	struct page **pages = x->pages + i, **end = x->pages + x->span;
-	size_t rest = len;
-	bool ok = true;
 
-	for (;;) {
-		size_t chunk = min(rest, PAGE_SIZE - offset);
-		unsigned long n = 1, j;
-		size_t copied;
-
-		if (!IS_ENABLED(CONFIG_HIGHMEM) && chunk < rest &&
-		    pages + 1 < end && pvm_page_follows(pages[0], pages[1])) {
-			n = pvm_run(pages, min_t(unsigned long, end - pages,
-						 DIV_ROUND_UP(offset + rest, PAGE_SIZE)));
-			chunk = min(rest, (n << PAGE_SHIFT) - offset);
-		}
-		copied = pvm_copy(x, pages[0], offset, chunk, write);
-		if (write)
-			for (j = 0; j < n; j++)
-				flush_dcache_page(pages[j]);
-		rest -= copied;
-		if (copied < chunk) {
-			ok = false;
-			break;
-		}
-		pages += n;
-		if (!rest || pages == end || !*pages)
-			break;
-		offset = 0;
-	}
-	*done = len - rest;
-	return ok;
+	if (x->write)
+		return pvm_copy_pages(x->iter, pages, end, offset, len, true,
+				      done);
+	return pvm_copy_pages(x->iter, pages, end, offset, len, false, done);
 }
 
 /**
@@ -631,10 +657,7 @@ static ssize_t pvm_transfer(struct pvm_xfer *x, const struct iovec *riov,
 				i = page - x->first;
 			}
 
-			if (x->write)
-				ok = pvm_copy_pinned(x, i, offset, len, true, &done);
-			else
-				ok = pvm_copy_pinned(x, i, offset, len, false, &done);
+			ok = pvm_copy_pinned(x, i, offset, len, &done);
 			copied += done;
 			unchecked += done;
 			if (!ok) {
