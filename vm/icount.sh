@@ -69,7 +69,9 @@ need gdb
 gup=${ICOUNT_GUP:-1}
 [ -f "$ROOT/mm/gup.c.patch" ] || gup=0
 kernels=ab
-[ "$gup" = 0 ] || kernels="ab ab-gup"
+# ab-gup first: its columns (ours, and mainline's file, with the GUP change)
+# are the ones a change to the series moves most.
+[ "$gup" = 0 ] || kernels="ab-gup ab"
 need binutils
 # ICOUNT_REUSE=1 keeps a kernel's traces from the last run when that
 # kernel, the bench program and the cells are the same (an edit to
