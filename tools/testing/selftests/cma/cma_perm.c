@@ -612,7 +612,7 @@ TEST_F(perm, pidns_inner_and_outer_pid)
 
 	ASSERT_EQ(0, cma_region_alloc(&r, 3 * self->page, NS_SEED_TEST, CMA_ANON));
 	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, sh);
+	ASSERT_TRUE(sh != MAP_FAILED);
 	memset(sh, 0, sizeof(*sh));
 	fflush(stdout);
 	maker = fork();
@@ -676,26 +676,6 @@ static long t_leader_exit(struct cma_mbox *mb)
 	return 0;
 }
 
-/* The state letter of /proc/PID/stat ('R', 'S', 'D', 'Z', ...), or 0. */
-static char proc_state(pid_t pid)
-{
-	char path[64], buf[512], *p;
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
-	p = strrchr(buf, ')');
-	return p && p[1] == ' ' ? p[2] : 0;
-}
-
 /*
  * A leader that has exited while another thread runs is a zombie with no mm:
  * its pid (or a pidfd for the process) gives ESRCH, as in mainline, and the
@@ -717,10 +697,10 @@ TEST_F(perm, zombie_leader_live_thread)
 		ASSERT_LE(0, pidfd);
 	}
 	ASSERT_EQ(sizeof(fn), write(self->t.cmd, &fn, sizeof(fn)));
-	for (i = 0; i < 5000 && proc_state(self->t.pid) != 'Z'; i++)
+	for (i = 0; i < 5000 && cma_proc_state(self->t.pid) != 'Z'; i++)
 		usleep(1000);
-	ASSERT_EQ('Z', proc_state(self->t.pid));
-	ASSERT_EQ('S', proc_state(tid));
+	ASSERT_EQ('Z', cma_proc_state(self->t.pid));
+	ASSERT_EQ('S', cma_proc_state(tid));
 
 	for (i = 0; i < 2; i++) {
 		errno = 0;
@@ -756,6 +736,7 @@ TEST_F(perm, zombie_leader_live_thread)
 #define SUID_OLD_SEED	0x41
 #define SUID_NEW_SEED	0x42
 #define SUID_LEN	(8UL << 20)
+#define SUID_ADDR	((void *)(sizeof(long) == 8 ? 0x3f0000000000UL : 0x40000000UL))
 
 struct suid_report {
 	long euid;
@@ -840,6 +821,9 @@ struct suid_shared {
 	long ok_before;		/* calls that gave the old image's bytes, started before ready */
 	long ok_after;		/* calls that gave the old image's bytes, started after ready */
 	long new_image;		/* calls that gave any byte that is not the old image's */
+	long bad_ret;		/* the first of them: its result, */
+	long bad_off;		/* its first wrong byte, */
+	long bad_new;		/* whether that byte is the new image's */
 	long eperm_after;	/* calls started after ready that failed with EPERM */
 	long calls_after;	/* calls started after ready */
 	long eperm_esrch;	/* calls that failed with EPERM or ESRCH, in all */
@@ -847,6 +831,8 @@ struct suid_shared {
 	long other_ret;
 	int other_err;
 	long straddled;		/* calls in flight when the target started its exec */
+	long straddle_ret;	/* the first of them: its result */
+	int straddle_err;
 	int exec_started;
 };
 
@@ -855,31 +841,49 @@ static void suid_caller(struct suid_shared *sh, pid_t target)
 {
 	struct iovec l, r = { sh->addr, SUID_LEN };
 	int before, exec_before;
+	char *buf, *old;
 	ssize_t ret;
-	char *buf;
 
+	/*
+	 * A full count writes every byte: after the first call, checked
+	 * against the pattern, memcmp() with its bytes is enough (and quick,
+	 * so that the calls fill most of the loop).
+	 */
 	buf = malloc(SUID_LEN);
-	if (!buf || cma_become(N1, N1))
+	old = calloc(1, SUID_LEN);
+	if (!buf || !old || cma_become(N1, N1))
 		_exit(1);
 	l.iov_base = buf;
 	l.iov_len = SUID_LEN;
 	while (!__atomic_load_n(&sh->stop, __ATOMIC_ACQUIRE)) {
-		memset(buf, 0, SUID_LEN);
 		exec_before = __atomic_load_n(&sh->exec_started, __ATOMIC_ACQUIRE);
 		before = __atomic_load_n(&sh->ready, __ATOMIC_ACQUIRE);
 		errno = 0;
 		ret = cma_readv(target, &l, 1, &r, 1, 0);
-		if (!exec_before && __atomic_load_n(&sh->exec_started, __ATOMIC_ACQUIRE))
-			sh->straddled++;
+		if (!exec_before && __atomic_load_n(&sh->exec_started, __ATOMIC_ACQUIRE) &&
+		    !sh->straddled++) {
+			sh->straddle_ret = ret;
+			sh->straddle_err = ret < 0 ? errno : 0;
+		}
 		sh->calls_after += before;
-		if (ret == (ssize_t)SUID_LEN &&
-		    cma_cmp_pat(buf, SUID_LEN, (uintptr_t)sh->addr, SUID_OLD_SEED) == -1) {
+		if (ret == (ssize_t)SUID_LEN && !sh->ok_before && !before &&
+		    cma_cmp_pat(buf, SUID_LEN, (uintptr_t)sh->addr, SUID_OLD_SEED) == -1)
+			memcpy(old, buf, SUID_LEN);
+		if (ret == (ssize_t)SUID_LEN && !memcmp(buf, old, SUID_LEN)) {
 			if (before)
 				sh->ok_after++;
 			else
 				sh->ok_before++;
 		} else if (ret > 0) {
-			sh->new_image++;
+			if (!sh->new_image++) {
+				sh->bad_ret = ret;
+				sh->bad_off = cma_cmp_pat(buf, ret, (uintptr_t)sh->addr,
+							  SUID_OLD_SEED);
+				sh->bad_new = sh->bad_off >= 0 &&
+					cma_cmp_pat(buf + sh->bad_off, 1,
+						    (uintptr_t)sh->addr + sh->bad_off,
+						    SUID_NEW_SEED) == -1;
+			}
 		} else if (ret == -1 && (errno == EPERM || errno == ESRCH)) {
 			sh->eperm_esrch++;
 			sh->eperm_after += before && errno == EPERM;
@@ -897,15 +901,22 @@ static void suid_target(struct suid_shared *sh, const char *image, int go, int r
 {
 	char a_rep[16], a_stop[16], a_addr[32], a_len[32];
 	char *argv[] = { (char *)image, SUID_ARG, a_rep, a_stop, a_addr, a_len, NULL };
+	void *addr;
 	char c;
 
 	if (cma_become(N1, N1))
 		_exit(1);
-	sh->addr = mmap(NULL, SUID_LEN, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-			-1, 0);
-	if (sh->addr == MAP_FAILED)
+	/*
+	 * Away from where the new image's loader and stack go, so that it
+	 * can map the same range: ASLR places them anew.
+	 */
+	addr = mmap(SUID_ADDR, SUID_LEN, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS |
+		    MAP_FIXED_NOREPLACE, -1, 0);
+	if (addr != SUID_ADDR)
 		_exit(1);
-	cma_fill(sh->addr, SUID_LEN, SUID_OLD_SEED);
+	cma_fill(addr, SUID_LEN, SUID_OLD_SEED);
+	/* Only now may the caller start reading. */
+	__atomic_store_n(&sh->addr, addr, __ATOMIC_RELEASE);
 	if (read(go, &c, 1) != 1)
 		_exit(1);
 	snprintf(a_rep, sizeof(a_rep), "%d", rep);
@@ -954,7 +965,7 @@ TEST_F_TIMEOUT(perm, setuid_exec_during_transfer, 120)
 		ASSERT_TRUE(0);
 	}
 	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, sh);
+	ASSERT_TRUE(sh != MAP_FAILED);
 	memset(sh, 0, sizeof(*sh));
 	ASSERT_EQ(0, pipe2(go, O_CLOEXEC));
 	ASSERT_EQ(0, pipe2(rep, O_CLOEXEC));
@@ -968,7 +979,7 @@ TEST_F_TIMEOUT(perm, setuid_exec_during_transfer, 120)
 	}
 	close(rep[1]);
 	close(stop[0]);
-	while (!__atomic_load_n((long *)&sh->addr, __ATOMIC_ACQUIRE))
+	while (!__atomic_load_n(&sh->addr, __ATOMIC_ACQUIRE))
 		usleep(1000);
 	caller = fork();
 	ASSERT_LE(0, caller);
@@ -1000,10 +1011,13 @@ TEST_F_TIMEOUT(perm, setuid_exec_during_transfer, 120)
 	if (r.euid)
 		SKIP(return, "the set-user-ID image runs with euid %ld, not 0", r.euid);
 	EXPECT_EQ(-1, bad) TH_LOG("the test reading the new image: byte %ld", bad);
-	TH_LOG("calls: %ld of the old image before, %ld after the new one was in place (%ld EPERM), %ld in flight at the exec",
-	       sh->ok_before, sh->calls_after, sh->eperm_after, sh->straddled);
+	TH_LOG("calls: %ld of the old image before, %ld after the new one was in place (%ld EPERM), %ld in flight at the exec (returned %ld %s)",
+	       sh->ok_before, sh->calls_after, sh->eperm_after, sh->straddled, sh->straddle_ret,
+	       sh->straddle_err ? strerror(sh->straddle_err) : "");
 	EXPECT_LE(2, sh->ok_before);
-	EXPECT_EQ(0, sh->new_image) TH_LOG("bytes that are not the old image's");
+	EXPECT_EQ(0, sh->new_image)
+		TH_LOG("bytes that are not the old image's: the first such call returned %ld, byte %ld wrong (%s)",
+		       sh->bad_ret, sh->bad_off, sh->bad_new ? "the new image's" : "neither image's");
 	EXPECT_EQ(0, sh->ok_after) TH_LOG("the old image's bytes from a call started after the exec");
 	EXPECT_EQ(0, sh->other) TH_LOG("returned %ld: %s", sh->other_ret, strerror(sh->other_err));
 	EXPECT_LE(3, sh->calls_after);
