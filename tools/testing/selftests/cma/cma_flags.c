@@ -766,15 +766,18 @@ static bool writer_waits(struct cma_target *t, pid_t writer)
 static pid_t lock_contend(struct __test_metadata *_metadata, struct cma_target *t,
 			  pid_t *holder)
 {
+	double end;
 	pid_t writer;
-	int try, i;
+	int try;
 
 	*holder = cma_call(t, t_lock_holder);
 	if (*holder <= 0) {
 		TH_LOG("holder: %s", strerror(errno));
 		return -1;
 	}
-	for (i = 0; i < 5000 && lock_state(t, LOCK_HOLDER) != 1; i++)
+	/* Deadlines on the clock: a sleep can last a tick (10 ms) or more. */
+	end = cma_now() + 5;
+	while (lock_state(t, LOCK_HOLDER) != 1 && cma_now() < end)
 		usleep(1000);
 	/* The writer may get in before the holder has the lock: then again. */
 	for (try = 0; try < 20 && lock_state(t, LOCK_HOLDER) == 1; try++) {
@@ -783,7 +786,8 @@ static pid_t lock_contend(struct __test_metadata *_metadata, struct cma_target *
 			TH_LOG("writer: %s", strerror(errno));
 			return -1;
 		}
-		for (i = 0; i < 5000 && lock_state(t, LOCK_WRITER) != 2; i++) {
+		end = cma_now() + 5;
+		while (lock_state(t, LOCK_WRITER) != 2 && cma_now() < end) {
 			if (writer_waits(t, writer))
 				return writer;
 			usleep(1000);
@@ -796,10 +800,10 @@ static pid_t lock_contend(struct __test_metadata *_metadata, struct cma_target *
 /* Kill the holder; the writer then gets the lock and finishes. */
 static bool lock_release(struct cma_target *t, pid_t holder)
 {
-	int i;
+	double end = cma_now() + 20;
 
 	kill(holder, SIGKILL);
-	for (i = 0; i < 20000 && lock_state(t, LOCK_WRITER) != 2; i++)
+	while (lock_state(t, LOCK_WRITER) != 2 && cma_now() < end)
 		usleep(1000);
 	return lock_state(t, LOCK_WRITER) == 2;
 }
@@ -833,9 +837,11 @@ static pid_t call_in_child(struct cma_target *t, bool write, unsigned long flags
 	return pid;
 }
 
-static bool call_done(struct timed_call *r, int ms)
+static bool call_done(struct timed_call *r, double s)
 {
-	while (!__atomic_load_n(&r->done, __ATOMIC_ACQUIRE) && ms-- > 0)
+	double end = cma_now() + s;
+
+	while (!__atomic_load_n(&r->done, __ATOMIC_ACQUIRE) && cma_now() < end)
 		usleep(1000);
 	return __atomic_load_n(&r->done, __ATOMIC_ACQUIRE);
 }
@@ -863,14 +869,17 @@ TEST_F_TIMEOUT(flags, nowait_mmap_lock_contended, 120)
 	for (w = 0; w < 2; w++) {
 		pid = call_in_child(&self->t, w, PROCESS_VM_NOWAIT, r);
 		ASSERT_LT(0, pid);
-		done = call_done(r, 5000);
+		done = call_done(r, 5);
 		held = writer_waits(&self->t, writer);
 		if (!done)
 			lock_release(&self->t, holder);
 		waitpid(pid, NULL, 0);
 		ASSERT_TRUE(done) TH_LOG("%s with PROCESS_VM_NOWAIT waited for the mmap lock",
 					 w ? "writev" : "readv");
-		ASSERT_TRUE(held) TH_LOG("the writer stopped waiting during the call");
+		ASSERT_TRUE(held)
+			TH_LOG("the writer stopped waiting (%ld, holder %ld): returned %ld (%s)",
+			       lock_state(&self->t, LOCK_WRITER), lock_state(&self->t, LOCK_HOLDER),
+			       r->ret, strerror(r->err));
 		EXPECT_EQ(-1, r->ret);
 		EXPECT_EQ(EFAULT, r->err) TH_LOG("%s", strerror(r->err));
 		EXPECT_EQ(-1, r->bad) TH_LOG("local byte %ld changed", r->bad);
@@ -892,7 +901,8 @@ TEST_F_TIMEOUT(flags, mmap_lock_contended_waits, 120)
 	struct timed_call *r;
 	pid_t holder, writer, pid;
 	bool waited;
-	int w, i;
+	double end;
+	int w;
 
 	usual_layout(_metadata, &self->t, CMA_ANON);
 	r = mmap(NULL, sizeof(*r), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -902,13 +912,15 @@ TEST_F_TIMEOUT(flags, mmap_lock_contended_waits, 120)
 		ASSERT_LT(0, writer);
 		pid = call_in_child(&self->t, w, 0, r);
 		ASSERT_LT(0, pid);
-		for (i = 0; i < 5000 && !r->done && cma_proc_state(pid) != 'D'; i++)
+		end = cma_now() + 5;
+		while (!r->done && cma_proc_state(pid) != 'D' && cma_now() < end)
 			usleep(1000);
 		usleep(200 * 1000);
-		waited = cma_proc_state(pid) == 'D' && !__atomic_load_n(&r->done, __ATOMIC_ACQUIRE) &&
+		waited = cma_proc_state(pid) == 'D' &&
+			 !__atomic_load_n(&r->done, __ATOMIC_ACQUIRE) &&
 			 writer_waits(&self->t, writer);
 		EXPECT_TRUE(lock_release(&self->t, holder));
-		EXPECT_TRUE(call_done(r, 20000));
+		EXPECT_TRUE(call_done(r, 20));
 		waitpid(pid, NULL, 0);
 		ASSERT_TRUE(waited) TH_LOG("%s did not wait for the mmap lock: returned %ld (%s)",
 					   w ? "writev" : "readv", r->ret, strerror(r->err));

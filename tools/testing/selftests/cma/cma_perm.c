@@ -608,7 +608,8 @@ TEST_F(perm, pidns_inner_and_outer_pid)
 	struct ns_shared *sh;
 	struct cma_region r;
 	pid_t maker;
-	int i, fd;
+	double end;
+	int fd;
 
 	ASSERT_EQ(0, cma_region_alloc(&r, 3 * self->page, NS_SEED_TEST, CMA_ANON));
 	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -619,7 +620,8 @@ TEST_F(perm, pidns_inner_and_outer_pid)
 	ASSERT_LE(0, maker);
 	if (!maker)
 		ns_maker(sh, &r);
-	for (i = 0; i < 10000 && !__atomic_load_n(&sh->done, __ATOMIC_ACQUIRE); i++)
+	end = cma_now() + 10;
+	while (!__atomic_load_n(&sh->done, __ATOMIC_ACQUIRE) && cma_now() < end)
 		usleep(1000);
 	ASSERT_EQ(1, sh->done) TH_LOG("the namespace's processes did not report");
 	EXPECT_EQ(1, sh->init_inner);
@@ -688,6 +690,7 @@ TEST_F(perm, zombie_leader_live_thread)
 	size_t want = self->page + 100;
 	int i, pidfd = -1;
 	ssize_t ret;
+	double end;
 	long tid;
 
 	tid = cma_call(&self->t, t_thread);
@@ -697,7 +700,8 @@ TEST_F(perm, zombie_leader_live_thread)
 		ASSERT_LE(0, pidfd);
 	}
 	ASSERT_EQ(sizeof(fn), write(self->t.cmd, &fn, sizeof(fn)));
-	for (i = 0; i < 5000 && cma_proc_state(self->t.pid) != 'Z'; i++)
+	end = cma_now() + 5;
+	while (cma_proc_state(self->t.pid) != 'Z' && cma_now() < end)
 		usleep(1000);
 	ASSERT_EQ('Z', cma_proc_state(self->t.pid));
 	ASSERT_EQ('S', cma_proc_state(tid));
@@ -801,7 +805,7 @@ static char *setuid_dir(char *dir, size_t len)
 	struct statvfs vfs;
 	size_t i;
 
-	for (i = 0; i < sizeof(cand) / sizeof(cand[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(cand); i++) {
 		if (statvfs(cand[i], &vfs) || (vfs.f_flag & (ST_NOSUID | ST_RDONLY)))
 			continue;
 		snprintf(dir, len, "%s/cma-setuid-XXXXXX", cand[i]);
@@ -900,7 +904,7 @@ static void suid_caller(struct suid_shared *sh, pid_t target)
 static void suid_target(struct suid_shared *sh, const char *image, int go, int rep, int stop)
 {
 	char a_rep[16], a_stop[16], a_addr[32], a_len[32];
-	char *argv[] = { (char *)image, SUID_ARG, a_rep, a_stop, a_addr, a_len, NULL };
+	char *argv[7];
 	void *addr;
 	char c;
 
@@ -925,14 +929,23 @@ static void suid_target(struct suid_shared *sh, const char *image, int go, int r
 	snprintf(a_len, sizeof(a_len), "%#lx", SUID_LEN);
 	if (fcntl(rep, F_SETFD, 0) || fcntl(stop, F_SETFD, 0))
 		_exit(1);
+	argv[0] = (char *)image;
+	argv[1] = SUID_ARG;
+	argv[2] = a_rep;
+	argv[3] = a_stop;
+	argv[4] = a_addr;
+	argv[5] = a_len;
+	argv[6] = NULL;
 	__atomic_store_n(&sh->exec_started, 1, __ATOMIC_RELEASE);
 	execv(image, argv);
 	_exit(1);
 }
 
-static bool wait_for(long *v, long min, int ms)
+static bool wait_for(long *v, long min, double s)
 {
-	while (__atomic_load_n(v, __ATOMIC_ACQUIRE) < min && ms-- > 0)
+	double end = cma_now() + s;
+
+	while (__atomic_load_n(v, __ATOMIC_ACQUIRE) < min && cma_now() < end)
 		usleep(1000);
 	return __atomic_load_n(v, __ATOMIC_ACQUIRE) >= min;
 }
@@ -987,7 +1000,7 @@ TEST_F_TIMEOUT(perm, setuid_exec_during_transfer, 120)
 		suid_caller(sh, target);
 
 	/* The caller reads the old image first; then the exec. */
-	EXPECT_TRUE(wait_for(&sh->ok_before, 2, 30000));
+	EXPECT_TRUE(wait_for(&sh->ok_before, 2, 30));
 	ASSERT_EQ(1, write(go[1], "", 1));
 	pfd.fd = rep[0];
 	pfd.events = POLLIN;
@@ -996,7 +1009,7 @@ TEST_F_TIMEOUT(perm, setuid_exec_during_transfer, 120)
 		r.err = -1;
 	__atomic_store_n(&sh->ready, 1, __ATOMIC_RELEASE);
 	if (!r.err && !r.euid)
-		EXPECT_TRUE(wait_for(&sh->calls_after, 3, 30000));
+		EXPECT_TRUE(wait_for(&sh->calls_after, 3, 30));
 	__atomic_store_n(&sh->stop, 1, __ATOMIC_RELEASE);
 	waitpid(caller, NULL, 0);
 	bad = r.err ? -4 : read_pattern(target, 0, sh->addr, SUID_LEN, SUID_NEW_SEED);
@@ -1011,14 +1024,16 @@ TEST_F_TIMEOUT(perm, setuid_exec_during_transfer, 120)
 	if (r.euid)
 		SKIP(return, "the set-user-ID image runs with euid %ld, not 0", r.euid);
 	EXPECT_EQ(-1, bad) TH_LOG("the test reading the new image: byte %ld", bad);
-	TH_LOG("calls: %ld of the old image before, %ld after the new one was in place (%ld EPERM), %ld in flight at the exec (returned %ld %s)",
-	       sh->ok_before, sh->calls_after, sh->eperm_after, sh->straddled, sh->straddle_ret,
-	       sh->straddle_err ? strerror(sh->straddle_err) : "");
+	TH_LOG("calls: %ld of the old image, %ld after the exec (%ld EPERM)",
+	       sh->ok_before, sh->calls_after, sh->eperm_after);
+	TH_LOG("%ld in flight at the exec, the first returned %ld %s", sh->straddled,
+	       sh->straddle_ret, sh->straddle_err ? strerror(sh->straddle_err) : "");
 	EXPECT_LE(2, sh->ok_before);
 	EXPECT_EQ(0, sh->new_image)
-		TH_LOG("bytes that are not the old image's: the first such call returned %ld, byte %ld wrong (%s)",
-		       sh->bad_ret, sh->bad_off, sh->bad_new ? "the new image's" : "neither image's");
-	EXPECT_EQ(0, sh->ok_after) TH_LOG("the old image's bytes from a call started after the exec");
+		TH_LOG("not the old image's bytes: a call returned %ld, byte %ld is %s",
+		       sh->bad_ret, sh->bad_off,
+		       sh->bad_new ? "the new image's" : "neither image's");
+	EXPECT_EQ(0, sh->ok_after) TH_LOG("the old image's bytes, from a call after the exec");
 	EXPECT_EQ(0, sh->other) TH_LOG("returned %ld: %s", sh->other_ret, strerror(sh->other_err));
 	EXPECT_LE(3, sh->calls_after);
 	EXPECT_EQ(sh->calls_after, sh->eperm_after);
