@@ -890,8 +890,9 @@ static bool contended_call(struct __test_metadata *_metadata, struct cma_target 
  * PROCESS_VM_NOWAIT does not wait for the target's mmap lock: with a writer
  * waiting for it, nothing can be pinned and the call fails with EFAULT at
  * once, touching neither side; once the lock is free, the same call moves
- * all.  A call still waiting after 5 s fails the case (the holder is then
- * killed, so that it does not hang).
+ * all.  A call still waiting after a second fails the case (the holder is
+ * then killed, so that it does not hang; a 32-bit one populates 2 GiB in
+ * about 3 s in the VM, so the second must be well short of that).
  */
 TEST_F_TIMEOUT(flags, nowait_mmap_lock_contended, 180)
 {
@@ -906,7 +907,7 @@ TEST_F_TIMEOUT(flags, nowait_mmap_lock_contended, 180)
 	r = mmap(NULL, sizeof(*r), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	ASSERT_TRUE(r != MAP_FAILED);
 	for (w = 0; w < 2; w++) {
-		for (round = 0; !contended_call(_metadata, &self->t, w, PROCESS_VM_NOWAIT, 5, r,
+		for (round = 0; !contended_call(_metadata, &self->t, w, PROCESS_VM_NOWAIT, 1, r,
 						&waited); round++) {
 			ASSERT_GT(5, round) TH_LOG("no round with the lock held throughout");
 			cma_xfer_reset_keep(&self->t, w, r->ret > 0 ? r->ret : 0);
