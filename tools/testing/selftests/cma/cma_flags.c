@@ -775,7 +775,7 @@ static pid_t lock_contend(struct __test_metadata *_metadata, struct cma_target *
 		TH_LOG("holder: %s", strerror(errno));
 		return -1;
 	}
-	/* Deadlines on the clock: a sleep can last a tick (10 ms) or more. */
+	/* Deadlines on the clock: in the VM a usleep(1000) lasts 4 ms or more. */
 	end = cma_now() + 5;
 	while (lock_state(t, LOCK_HOLDER) != 1 && cma_now() < end)
 		usleep(1000);
