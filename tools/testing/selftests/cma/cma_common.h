@@ -1095,6 +1095,26 @@ static inline pid_t cma_zombie(void)
 	return pid;
 }
 
+/* The state letter of /proc/PID/stat ('R', 'S', 'D', 'Z', ...), or 0. */
+static inline char cma_proc_state(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' ? p[2] : 0;
+}
+
 static inline double cma_now(void)
 {
 	struct timespec ts;

@@ -668,4 +668,290 @@ TEST_F(flags, uffd_served_self_writev)
 	served_self(_metadata, true);
 }
 
+/* ---- the target's mmap lock, contended ------------------------------- */
+
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ	22
+#endif
+
+/*
+ * Two processes share the target's mm (clone(CLONE_VM), not threads, so
+ * that the test can kill them alone).  The holder populates a huge
+ * read-only mapping with the zero page, holding the mmap lock for read
+ * until it is killed (it would take minutes to finish); the writer then
+ * waits in mprotect() for the lock for write.  While a writer waits, a
+ * trylock for read fails and a read lock waits behind it.
+ * mb->arg[6] (the holder) and mb->arg[7] (the writer): 1 started, 2 done.
+ */
+#define LOCK_HOLDER	6
+#define LOCK_WRITER	7
+#define LOCK_STACK	(64 << 10)
+
+static void *hold_addr = MAP_FAILED;
+static size_t hold_len;
+static char *lock_stacks;	/* the holder's, then the writer's */
+
+static int lock_holder(void *arg)
+{
+	struct cma_mbox *mb = arg;
+
+	syscall(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	__atomic_store_n(&mb->arg[LOCK_HOLDER], 1, __ATOMIC_RELEASE);
+	syscall(SYS_madvise, hold_addr, hold_len, MADV_POPULATE_READ);
+	__atomic_store_n(&mb->arg[LOCK_HOLDER], 2, __ATOMIC_RELEASE);
+	return 0;
+}
+
+static int lock_writer(void *arg)
+{
+	struct cma_mbox *mb = arg;
+
+	syscall(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	__atomic_store_n(&mb->arg[LOCK_WRITER], 1, __ATOMIC_RELEASE);
+	syscall(SYS_mprotect, hold_addr, cma_page(), PROT_READ);
+	__atomic_store_n(&mb->arg[LOCK_WRITER], 2, __ATOMIC_RELEASE);
+	return 0;
+}
+
+/* In the target: map the huge range and start the holder; returns its pid. */
+static long t_lock_holder(struct cma_mbox *mb)
+{
+	size_t len = sizeof(long) == 8 ? 16UL << 30 : 2UL << 30;
+
+	if (hold_addr != MAP_FAILED)
+		munmap(hold_addr, hold_len);
+	for (; len >= (64UL << 20); len /= 2) {
+		hold_addr = mmap(NULL, len, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+				 -1, 0);
+		if (hold_addr != MAP_FAILED)
+			break;
+	}
+	if (hold_addr == MAP_FAILED)
+		return -1;
+	hold_len = len;
+	/* Small pages: a huge zero page would be 512 times as quick. */
+	madvise(hold_addr, len, MADV_NOHUGEPAGE);
+	if (!lock_stacks) {
+		lock_stacks = mmap(NULL, 2 * LOCK_STACK, PROT_READ | PROT_WRITE,
+				   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (lock_stacks == MAP_FAILED) {
+			lock_stacks = NULL;
+			return -1;
+		}
+		/* No fault on them later: it might wait for the mmap lock. */
+		memset(lock_stacks, 1, 2 * LOCK_STACK);
+	}
+	mb->arg[LOCK_HOLDER] = 0;
+	return clone(lock_holder, lock_stacks + LOCK_STACK, CLONE_VM | SIGCHLD, mb);
+}
+
+static long t_lock_writer(struct cma_mbox *mb)
+{
+	mb->arg[LOCK_WRITER] = 0;
+	return clone(lock_writer, lock_stacks + 2 * LOCK_STACK, CLONE_VM | SIGCHLD, mb);
+}
+
+static long lock_state(struct cma_target *t, int who)
+{
+	return __atomic_load_n(&t->mb->arg[who], __ATOMIC_ACQUIRE);
+}
+
+/* The writer is still waiting for the lock (state D, not done). */
+static bool writer_waits(struct cma_target *t, pid_t writer)
+{
+	return lock_state(t, LOCK_WRITER) == 1 && cma_proc_state(writer) == 'D';
+}
+
+/* Start the holder and a writer that waits behind it.  Returns the writer's pid, or -1. */
+static pid_t lock_contend(struct __test_metadata *_metadata, struct cma_target *t,
+			  pid_t *holder)
+{
+	double end;
+	pid_t writer;
+	int try;
+
+	*holder = cma_call(t, t_lock_holder);
+	if (*holder <= 0) {
+		TH_LOG("holder: %s", strerror(errno));
+		return -1;
+	}
+	/* Deadlines on the clock: in the VM a usleep(1000) lasts 4 ms or more. */
+	end = cma_now() + 5;
+	while (lock_state(t, LOCK_HOLDER) != 1 && cma_now() < end)
+		usleep(1000);
+	/* The writer may get in before the holder has the lock: then again. */
+	for (try = 0; try < 20 && lock_state(t, LOCK_HOLDER) == 1; try++) {
+		writer = cma_call(t, t_lock_writer);
+		if (writer <= 0) {
+			TH_LOG("writer: %s", strerror(errno));
+			return -1;
+		}
+		end = cma_now() + 5;
+		while (lock_state(t, LOCK_WRITER) != 2 && cma_now() < end) {
+			if (writer_waits(t, writer))
+				return writer;
+			usleep(1000);
+		}
+	}
+	TH_LOG("no writer waited for the mmap lock (holder state %ld)", lock_state(t, LOCK_HOLDER));
+	return -1;
+}
+
+/* Kill the holder; the writer then gets the lock and finishes. */
+static bool lock_release(struct cma_target *t, pid_t holder)
+{
+	double end = cma_now() + 20;
+
+	kill(holder, SIGKILL);
+	while (lock_state(t, LOCK_WRITER) != 2 && cma_now() < end)
+		usleep(1000);
+	return lock_state(t, LOCK_WRITER) == 2;
+}
+
+struct timed_call {
+	long ret;
+	int err;
+	long bad;	/* a wrong byte on the caller's side, or -1 */
+	int done;
+};
+
+/* The usual transfer, from a child of the test; @r is shared. */
+static pid_t call_in_child(struct cma_target *t, bool write, unsigned long flags,
+			   struct timed_call *r)
+{
+	pid_t pid;
+
+	memset(r, 0, sizeof(*r));
+	fflush(stdout);
+	pid = fork();
+	if (!pid) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		errno = 0;
+		r->ret = cma_xfer_run(t, write, flags);
+		r->err = errno;
+		r->bad = cma_check_local(&t->mb->x, write, r->ret > 0 ? r->ret : 0,
+					 r->ret > 0 ? r->ret : 0);
+		__atomic_store_n(&r->done, 1, __ATOMIC_RELEASE);
+		_exit(0);
+	}
+	return pid;
+}
+
+static bool call_done(struct timed_call *r, double s)
+{
+	double end = cma_now() + s;
+
+	while (!__atomic_load_n(&r->done, __ATOMIC_ACQUIRE) && cma_now() < end)
+		usleep(1000);
+	return __atomic_load_n(&r->done, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * One call from a child while a writer waits for the target's mmap lock.
+ * Once the call sleeps (D state) or has returned, it gets @wait_s seconds
+ * more; then whether it still waits is sampled, and the holder is killed
+ * so that it can finish.
+ * Returns false when the round cannot tell anything: the holder finished
+ * by itself before the call's state was sampled (a 32-bit target has only
+ * a few hundred MiB to populate, and a quick host gets through them).
+ */
+static bool contended_call(struct __test_metadata *_metadata, struct cma_target *t, bool write,
+			   unsigned long flags, double wait_s, struct timed_call *r, bool *waited)
+{
+	pid_t holder, writer, pid;
+	bool held;
+	double end;
+
+	writer = lock_contend(_metadata, t, &holder);
+	if (writer <= 0)
+		return false;
+	pid = call_in_child(t, write, flags, r);
+	if (pid < 0) {
+		lock_release(t, holder);
+		return false;
+	}
+	end = cma_now() + 5;
+	while (!__atomic_load_n(&r->done, __ATOMIC_ACQUIRE) && cma_proc_state(pid) != 'D' &&
+	       cma_now() < end)
+		usleep(1000);
+	call_done(r, wait_s);
+	*waited = cma_proc_state(pid) == 'D' && !__atomic_load_n(&r->done, __ATOMIC_ACQUIRE);
+	held = writer_waits(t, writer) && lock_state(t, LOCK_HOLDER) == 1;
+	lock_release(t, holder);
+	call_done(r, 20);
+	waitpid(pid, NULL, 0);
+	if (!held)
+		TH_LOG("the holder finished first (writer %ld, holder %ld): once more",
+		       lock_state(t, LOCK_WRITER), lock_state(t, LOCK_HOLDER));
+	return held;
+}
+
+/*
+ * PROCESS_VM_NOWAIT does not wait for the target's mmap lock: with a writer
+ * waiting for it, nothing can be pinned and the call fails with EFAULT at
+ * once, touching neither side; once the lock is free, the same call moves
+ * all.  A call still waiting after a second fails the case (the holder is
+ * then killed, so that it does not hang; a 32-bit one populates 2 GiB in
+ * about 3 s in the VM, so the second must be well short of that).
+ */
+TEST_F_TIMEOUT(flags, nowait_mmap_lock_contended, 180)
+{
+	size_t want = 2 * self->page + 7;
+	struct timed_call *r;
+	bool waited;
+	int w, round;
+
+	if (!self->nowait_ok)
+		SKIP(return, NO_NOWAIT);
+	usual_layout(_metadata, &self->t, CMA_ANON);
+	r = mmap(NULL, sizeof(*r), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_TRUE(r != MAP_FAILED);
+	for (w = 0; w < 2; w++) {
+		for (round = 0; !contended_call(_metadata, &self->t, w, PROCESS_VM_NOWAIT, 1, r,
+						&waited); round++) {
+			ASSERT_GT(5, round) TH_LOG("no round with the lock held throughout");
+			cma_xfer_reset_keep(&self->t, w, r->ret > 0 ? r->ret : 0);
+		}
+		ASSERT_FALSE(waited) TH_LOG("%s with PROCESS_VM_NOWAIT waited for the mmap lock",
+					    w ? "writev" : "readv");
+		EXPECT_EQ(-1, r->ret);
+		EXPECT_EQ(EFAULT, r->err) TH_LOG("%s", strerror(r->err));
+		EXPECT_EQ(-1, r->bad) TH_LOG("local byte %ld changed", r->bad);
+		EXPECT_EQ(0, cma_call3(&self->t, cma_t_check, w, 0, 0));
+	}
+	run_flags(_metadata, &self->t, false, self->t.pid, PROCESS_VM_NOWAIT, want);
+	run_flags(_metadata, &self->t, true, self->t.pid, PROCESS_VM_NOWAIT, want);
+	munmap(r, sizeof(*r));
+}
+
+/*
+ * Without the flag the same call waits for the lock (its caller sleeps in
+ * D state behind the writer) and moves everything once the lock is free.
+ */
+TEST_F_TIMEOUT(flags, mmap_lock_contended_waits, 180)
+{
+	size_t want = 2 * self->page + 7;
+	struct timed_call *r;
+	bool waited;
+	int w, round;
+
+	usual_layout(_metadata, &self->t, CMA_ANON);
+	r = mmap(NULL, sizeof(*r), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_TRUE(r != MAP_FAILED);
+	for (w = 0; w < 2; w++) {
+		for (round = 0; !contended_call(_metadata, &self->t, w, 0, 0.05, r, &waited);
+		     round++) {
+			ASSERT_GT(5, round) TH_LOG("no round with the lock held throughout");
+			cma_xfer_reset_keep(&self->t, w, r->ret > 0 ? r->ret : 0);
+		}
+		ASSERT_TRUE(waited) TH_LOG("%s did not wait for the mmap lock: returned %ld (%s)",
+					   w ? "writev" : "readv", r->ret, strerror(r->err));
+		ASSERT_EQ((long)want, r->ret) TH_LOG("%s", strerror(r->err));
+		EXPECT_EQ(-1, r->bad) TH_LOG("local byte %ld wrong", r->bad);
+		EXPECT_EQ(0, cma_call3(&self->t, cma_t_check, w, want, want));
+		cma_xfer_reset_keep(&self->t, w, want);
+	}
+	munmap(r, sizeof(*r));
+}
+
 TEST_HARNESS_MAIN
