@@ -198,12 +198,14 @@ enum fz_shape {
 	FZ_SH_RUN,		/* small elements back to back over up to 1024 pages */
 	FZ_SH_EXCURSION,	/* a run with blocks of far elements in it */
 	FZ_SH_BEHIND,		/* blocks, each starting behind where the last one was */
+	FZ_SH_EDGE,		/* pairs at the window's limits: 2 MiB apart, +-1 page */
+	FZ_SH_SCATTER,		/* 2 MiB apart in turn, then a dense group: the miss cutoff */
 	FZ_SH_NR
 };
 
 static const char * const fz_shape_name[] = {
 	"stride", "reverse", "jitter", "sparse", "alternate", "mix", "run", "excursion",
-	"behind",
+	"behind", "edge", "scatter",
 };
 
 struct fz_arena {
@@ -2123,7 +2125,8 @@ static unsigned long fz_shape1(struct iovec *v, long long *off, unsigned long ma
 {
 	long long span = (long long)fz_pages * pg, d, j, far, cur, blk, len;
 	unsigned long n = fz_shape_count(max), i, k, m;
-	unsigned int sh = fz_below(FZ_SH_NR), p;
+	unsigned int sh = fz_pct(20) ? FZ_SH_EDGE + fz_below(2) : fz_below(FZ_SH_NR), p;
+	long long maxp = FZ_WIN_BYTES / pg;
 	bool absolute = false;
 	struct fz_lens l;
 	int w = 0;
@@ -2253,6 +2256,72 @@ static unsigned long fz_shape1(struct iovec *v, long long *off, unsigned long ma
 			cur += d;
 		}
 		w = snprintf(desc, dn, "excursions from a %lld B stride", d);
+		break;
+	case FZ_SH_EDGE:
+		/*
+		 * Windows at their limits: an element, then a run of elements
+		 * one to four pages apart (dense enough for a window to take
+		 * them all) going down (look-behind) or up (look-ahead) to the
+		 * page 2 MiB less one page away, then one element 0-2 pages
+		 * past that: windows of exactly 2 MiB, the farthest
+		 * look-behind, and a span of 2 MiB and one or two pages that
+		 * must not be taken.  Again from a new start, as often as the
+		 * elements allow.  Elements of 1-64 bytes, each in one page.
+		 */
+		k = 1 + fz_below(4);
+		p = fz_pct(65);		/* down */
+		far = fz_below(3);
+		j = fz_below(pg - 64);
+		cur = 0;
+		for (i = 0, m = 0; i < n; i++) {
+			if (m == 0)
+				d = 0;
+			else if (m * k < (unsigned long)maxp - 1)
+				d = m * k;
+			else if (m * k < (unsigned long)maxp - 1 + k)
+				d = maxp - 1;
+			else
+				d = maxp - 1 + far;
+			off[i] = cur + (p ? -d : d) * (long long)pg + j;
+			v[i].iov_len = 1 + fz_below(64);
+			if (d == maxp - 1 + far) {
+				m = 0;
+				cur += (p ? -1 : 1) * (maxp + 8) * (long long)pg;
+				continue;
+			}
+			m++;
+		}
+		w = snprintf(desc, dn, "edge, %s %lld B apart to 2 MiB %s%lld pages", p ? "down" : "up",
+			     k * (long long)pg, far ? "+ " : "", far);
+		break;
+	case FZ_SH_SCATTER:
+		/*
+		 * Runs of 7-9 or 15-17 elements, each over 2 MiB from the one
+		 * before (no window joins them: the miss count rises to the
+		 * cutoff), then a group of near elements that windows could
+		 * share again.
+		 */
+		k = fz_pct(50) ? 7 + fz_below(3) : 15 + fz_below(3);
+		blk = 0;
+		m = 4 + fz_below(40);
+		d = fz_near_stride();
+		far = maxp + 1 + fz_below(8);
+		cur = 0;
+		for (i = 0; i < n; i++) {
+			p = i % (k + m);
+			if (p < k) {
+				off[i] = (long long)(p % 4) * far * (long long)pg + fz_below(pg);
+				v[i].iov_len = 1 + fz_below(pg / 2);
+				continue;
+			}
+			if (p == k) {
+				blk = (long long)fz_below(4) * far * (long long)pg / 2;
+				cur = 0;
+			}
+			off[i] = blk + cur;
+			cur += d;
+		}
+		w = snprintf(desc, dn, "scatter, %lu 2 MiB apart then %lu near", k, m);
 		break;
 	default:
 		/* Blocks going down, or up but each starting behind the last one's end. */
