@@ -2125,7 +2125,7 @@ static unsigned long fz_shape1(struct iovec *v, long long *off, unsigned long ma
 {
 	long long span = (long long)fz_pages * pg, d, j, far, cur, blk, len;
 	unsigned long n = fz_shape_count(max), i, k, m;
-	unsigned int sh = fz_pct(20) ? FZ_SH_EDGE + fz_below(2) : fz_below(FZ_SH_NR), p;
+	unsigned int sh = fz_pct(30) ? FZ_SH_EDGE + fz_below(2) : fz_below(FZ_SH_NR), p;
 	long long maxp = FZ_WIN_BYTES / pg;
 	bool absolute = false;
 	struct fz_lens l;
@@ -2266,12 +2266,29 @@ static unsigned long fz_shape1(struct iovec *v, long long *off, unsigned long ma
 		 * past that: windows of exactly 2 MiB, the farthest
 		 * look-behind, and a span of 2 MiB and one or two pages that
 		 * must not be taken.  Again from a new start, as often as the
-		 * elements allow.  Elements of 1-64 bytes, each in one page.
+		 * elements allow.  Elements of 1-64 bytes, in one page or
+		 * across the end of one.  Or, one time in four, elements of
+		 * 2 MiB (less or plus a page or a byte) back to back or apart:
+		 * each the largest window by itself.
 		 */
-		k = 1 + fz_below(4);
+		if (fz_pct(25)) {
+			n = n < 4 ? n : 1 + fz_below(4);
+			d = fz_pct(50) ? 0 : (long long)fz_below(3 * pg);
+			cur = fz_pct(50) ? 0 : (long long)fz_below(pg);
+			for (i = 0; i < n; i++) {
+				static const int dl[] = { -4096, -1, 0, 0, 1, 4096 };
+
+				v[i].iov_len = FZ_WIN_BYTES + (dl[fz_below(6)] * (long long)pg) / 4096;
+				off[i] = cur;
+				cur += v[i].iov_len + d;
+			}
+			w = snprintf(desc, dn, "edge, elements of 2 MiB, gap %lld B", d);
+			break;
+		}
+		k = fz_pct(20) ? 1 : 2 + fz_below(3);
 		p = fz_pct(65);		/* down */
 		far = fz_below(3);
-		j = fz_below(pg - 64);
+		j = fz_pct(70) ? (long long)fz_below(pg - 64) : (long long)pg - 1 - fz_below(32);
 		cur = 0;
 		for (i = 0, m = 0; i < n; i++) {
 			if (m == 0)
