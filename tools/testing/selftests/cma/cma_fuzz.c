@@ -776,10 +776,14 @@ static int fz_set_kind(struct fz_arena *a, unsigned int i, int kind)
 /*
  * Make the fz_blk pages from @i (a multiple of fz_blk) of @a one block of
  * anonymous memory that may be huge, every page read-write and filled.
+ * Half of the blocks then get one to three pages mapped over with new
+ * ones: the huge page is then mapped by page table entries, and pages
+ * that follow each other in the range are not all of its folio.
  */
 static int fz_set_block(struct fz_arena *a, unsigned int i)
 {
-	unsigned int k;
+	unsigned int k, n;
+	int ret;
 
 	for (k = i; k < i + fz_blk; k++) {
 		a->kind[k] = FZ_RW;
@@ -793,11 +797,16 @@ static int fz_set_block(struct fz_arena *a, unsigned int i)
 		}
 	}
 	st.thp_blocks++;
-	if (!a->remote)
-		return fz_setpage_retry(a, i, FZ_RW, a->gen, FZ_B_THP, true);
-	mb->redo[i] = 2;
-	fz_redo = true;
-	return 0;
+	if (!a->remote) {
+		ret = fz_setpage_retry(a, i, FZ_RW, a->gen, FZ_B_THP, true);
+	} else {
+		mb->redo[i] = 2;
+		fz_redo = true;
+		ret = 0;
+	}
+	for (n = fz_pct(50) ? 1 + fz_below(3) : 0; n && !ret; n--)
+		ret = fz_set_kind(a, i + 1 + fz_below(fz_blk - 2), fz_pct(80) ? FZ_RW : FZ_ZERO);
+	return ret;
 }
 
 /* Whether the fz_blk pages from @i of @a are a THP block, all read-write. */
