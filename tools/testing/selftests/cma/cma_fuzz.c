@@ -150,6 +150,7 @@
 #define FZ_SHRINK_TRIES		600
 #define FZ_SHOW			24	/* elements shown of a long iovec */
 #define FZ_ROW			64	/* pages shown per line of a layout */
+#define FZ_READ_BACK		64	/* target pages read back after a readv, at most */
 
 enum fz_kind {
 	FZ_RW,		/* read-write, filled */
@@ -303,6 +304,15 @@ static unsigned int fz_pages = FZ_PAGES;	/* --pages */
 static unsigned char *fz_want;		/* fz_check_dirty(): pages to compare */
 static bool shapes;			/* --shapes */
 static bool fz_redo;			/* remote pages to be redone by the target */
+
+/* Remote pages made bad for one case, restored before the next one is drawn. */
+#define FZ_INJ_MAX		4
+static struct {
+	struct fz_arena *a;
+	unsigned int page;
+	unsigned char kind;
+} fz_inj[FZ_INJ_MAX];
+static unsigned int fz_ninj;
 
 /* ---- helpers ----------------------------------------------------------- */
 
@@ -1262,6 +1272,24 @@ static void fz_mark(struct fz_arena *a, const struct iovec *v, unsigned long n)
 }
 
 /*
+ * Drop the marks of @a if there are more than @max, but those of the pages
+ * made bad for this case.
+ */
+static void fz_mark_cap(struct fz_arena *a, unsigned int max)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < fz_pages; i++)
+		n += a->want[i];
+	if (n <= max)
+		return;
+	memset(a->want, 0, fz_pages);
+	for (i = 0; i < fz_ninj; i++)
+		if (fz_inj[i].a == a)
+			a->want[fz_inj[i].page] = 1;
+}
+
+/*
  * Compare the dirty pages of @a and their neighbours and the pages marked in
  * @a->want, or all if @all; the marks are cleared.
  */
@@ -1667,13 +1695,15 @@ static int fz_run_case(const struct fz_case *c, bool full)
 		pid = c->pidsel == 0 ? getpid() : c->pidsel == 1 ? spidfd : tmem;
 	fz_model(c, e);
 	/*
-	 * The requested pages of this process are compared after the call;
-	 * those of the target when it is written (reading it back costs
-	 * more): a read one is compared in full before the next layout.
+	 * The requested pages are compared after the call, on both sides;
+	 * reading the target back costs more, so where readv names more than
+	 * FZ_READ_BACK of its pages they are left to the full compare before
+	 * the next layout (or at the end).
 	 */
 	fz_mark(&la, c->lv, c->ln);
-	if (c->self || c->write)
-		fz_mark(fz_rarena(c), c->rv, c->rn);
+	fz_mark(fz_rarena(c), c->rv, c->rn);
+	if (!c->self && !c->write)
+		fz_mark_cap(&ra, FZ_READ_BACK);
 	fz_inject(true);
 	errno = 0;
 	ret = fz_rw(c->write, pid, c->lnull ? NULL : c->lv, c->ln, c->rnull ? NULL : c->rv,
@@ -1966,14 +1996,6 @@ static void fz_draw(struct fz_case *c)
 
 /* ---- structured remote vectors (--shapes) ------------------------------------ */
 
-/* Remote pages made bad for one case, restored before the next one is drawn. */
-#define FZ_INJ_MAX		4
-static struct {
-	struct fz_arena *a;
-	unsigned int page;
-	unsigned char kind;
-} fz_inj[FZ_INJ_MAX];
-static unsigned int fz_ninj;
 static long long fz_off[FZ_IOV_MAX];	/* offsets of a shape, before placement */
 
 struct fz_lens {
