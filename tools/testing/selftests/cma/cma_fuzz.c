@@ -3,24 +3,34 @@
  * cma_fuzz: a seeded fuzzer for process_vm_readv(2) and process_vm_writev(2)
  * with a userspace reference model.
  *
- * Two "arenas" of --pages pages each (48 by default), framed by PROT_NONE
- * guard pages: the local one in this process, the remote one in a target that
- * is forked once and serves the whole run.  Every page of an arena has a
- * kind: read-write and filled, never touched (reads as zeros), read-only,
- * PROT_NONE, or unmapped.  A filled page holds a pattern that is a function
- * of the address and of the page's generation, and a shadow copy of each
- * arena holds what it must contain.  The layout of both arenas changes every
- * so often.
+ * Three "arenas" of --pages pages each (48 by default), framed by PROT_NONE
+ * guard pages: the local one (L) in this process, the remote one (R) in a
+ * target that is forked once and serves the whole run, and a third (S) in
+ * this process, for cases where the caller is its own target.  Every page of
+ * an arena has a kind: read-write and filled, never touched (reads as zeros),
+ * read-only, PROT_NONE, or unmapped; and a memory that backs it: private
+ * anonymous, MAP_SHARED or MAP_PRIVATE of a regular file, a memfd, shared
+ * anonymous, or a 2 MiB block of anonymous memory with MADV_HUGEPAGE (THP,
+ * where the arena has such blocks; half of them get a few pages mapped over).
+ * A filled page holds a pattern that is a function of the address and of the
+ * page's generation, and a shadow copy of each arena holds what it must
+ * contain.  The layout of the arenas changes every so often.
  *
  * Each iteration draws random local and remote iovecs (valid, overlapping,
  * repeated, zero-length, in bad pages, outside the arenas, huge, with the top
- * bit set, more than IOV_MAX of them), random flags and a direction; the
+ * bit set, more than IOV_MAX of them), random flags and a direction; one case
+ * in ten targets the caller itself (pid == getpid(), the remote iovecs in S,
+ * or in L itself: see fz_overlap_ok() for what the model can say there).  The
  * model predicts the result and the exact bytes, the call is made, and the
- * pages the call could have changed and their neighbours are compared with
- * the shadow (both arenas in full every 64 iterations; with arenas over 256
- * pages, every 64 per 256 pages).  Pages written are then given a new
- * generation, here directly and in the target through /proc/PID/mem (which
- * does not use the code under test).
+ * pages the call could have changed, the pages every element names (read
+ * side too: every byte outside the transfer must be unchanged) and their
+ * neighbours are compared with the shadow; where a readv names more than 64
+ * pages of the target, those are left to the full compare.  All arenas are
+ * compared in full before each change of layout, at the end, and every 64
+ * iterations (every 64 per 256 pages of arena), and so are the files under
+ * MAP_PRIVATE pages, which must keep what was written to them.  Pages written
+ * are then given a new generation, here directly and in the target through
+ * /proc/PID/mem (which does not use the code under test).
  *
  * The model, in the kernel's order of checks:
  *   unknown flags: EINVAL;
@@ -44,15 +54,16 @@
  * Usage: cma_fuzz [--seed N] [--iterations N] [--seconds S] [--check-pins]
  *		   [--pin-slack N] [--no-shrink] [--verbose] [--mainline]
  *		   [--faults | --faults-all] [--pages N] [--shapes]
- * --pages N: pages per arena, 8 to 4096 (default 48; with --shapes 2048).  The
- * default draws the same cases for a seed as before the option existed.
+ * --pages N: pages per arena, 8 to 4096 (default 48; with --shapes 2048).
+ * With 4 KiB pages and 512 pages or more, an arena starts on a 2 MiB
+ * boundary and about a third of its 2 MiB blocks start as THP blocks.
  *
  * --shapes aims at the kernel's choice of remote pages to pin per lock hold
- * (a window found by looking ahead at later elements: a map of the pages
- * around the current one, 128 behind and 512 ahead; windows of up to 512
- * pages; a look-ahead that gives up after 32 elements outside the map).
- * Three cases in four then get a structured remote vector of up to IOV_MAX
- * elements of 1 byte to a few pages, the rest are drawn as above:
+ * (a window of later elements' pages, up to 2 MiB behind or ahead of the
+ * current page; its limits are listed above fz_windows(), which counts the
+ * cases that reach each).  Three cases in four then get a structured remote
+ * vector of up to IOV_MAX elements of 1 byte to a few pages (or of 2 MiB),
+ * the rest are drawn as above:
  *   stride, reverse: a constant stride (sub-page, 1 or 2 pages, a page or two
  *     and a little, many pages, just under a page multiple), up or down;
  *   jitter: a stride with random jitter;
@@ -66,7 +77,13 @@
  *   excursion: a near run with blocks of 31-34 (or 1-64) elements far ahead,
  *     inside the map or behind it;
  *   behind: blocks of elements going down, or up with each block starting 1
- *     to 200 pages behind where the last one ended (look-behind).
+ *     to 200 pages behind where the last one ended (look-behind);
+ *   edge: runs of elements 1-4 pages apart, dense enough for one window, to
+ *     2 MiB less a page behind or ahead of the first, then one 0-2 pages
+ *     past that (the largest window, the farthest look-behind, one page
+ *     too many); or elements of 2 MiB, less or plus a page or a byte;
+ *   scatter: 7-9 or 15-17 elements each 2 MiB from the last (the miss
+ *     cutoff), then a group of near ones (look-ahead comes back).
  * Shapes are placed at random in the arena (now and then just over one of its
  * ends, into the guard pages), wrapped around it when larger; one case in
  * seven chains two or three shapes; a few get zero-length elements or one
