@@ -850,7 +850,6 @@ static bool fz_is_block(const struct fz_arena *a, unsigned int i)
 /* Rebuild every page of the arenas, with the kinds and backings they have. */
 static int fz_rebuild(void)
 {
-
 	struct fz_arena *a;
 	unsigned int i, side;
 	int ret = 0;
@@ -865,7 +864,8 @@ static int fz_rebuild(void)
 			}
 			fz_new_gen(a, i);
 			if (!a->remote) {
-				ret |= fz_setpage_retry(a, i, a->kind[i], a->gen, a->back[i], false);
+				ret |= fz_setpage_retry(a, i, a->kind[i], a->gen, a->back[i],
+							false);
 				continue;
 			}
 			mb->kind[i] = a->kind[i];
@@ -2326,7 +2326,8 @@ static unsigned long fz_shape1(struct iovec *v, long long *off, unsigned long ma
 			for (i = 0; i < n; i++) {
 				static const int dl[] = { -4096, -1, 0, 0, 1, 4096 };
 
-				v[i].iov_len = FZ_WIN_BYTES + (dl[fz_below(6)] * (long long)pg) / 4096;
+				v[i].iov_len = FZ_WIN_BYTES +
+					       (dl[fz_below(6)] * (long long)pg) / 4096;
 				off[i] = cur;
 				cur += v[i].iov_len + d;
 			}
@@ -2356,8 +2357,8 @@ static unsigned long fz_shape1(struct iovec *v, long long *off, unsigned long ma
 			}
 			m++;
 		}
-		w = snprintf(desc, dn, "edge, %s %lld B apart to 2 MiB %s%lld pages", p ? "down" : "up",
-			     k * (long long)pg, far ? "+ " : "", far);
+		w = snprintf(desc, dn, "edge, %s %lld B apart to 2 MiB %s%lld pages",
+			     p ? "down" : "up", k * (long long)pg, far ? "+ " : "", far);
 		break;
 	case FZ_SH_SCATTER:
 		/*
@@ -3005,7 +3006,7 @@ int main(int argc, char **argv)
 		ksft_exit_skip("cannot set up the target's arena (%s)\n", why);
 	}
 	if (fz_blk)
-		ksft_print_msg("THP blocks: %lu; AnonHugePages: %ld kB here, %ld kB in the target\n",
+		ksft_print_msg("THP blocks: %lu; AnonHugePages: here %ld kB, target %ld kB\n",
 			       st.thp_blocks, fz_smaps_kb(0, "AnonHugePages:"),
 			       fz_smaps_kb(tpid, "AnonHugePages:"));
 
@@ -3061,11 +3062,12 @@ int main(int argc, char **argv)
 	}
 	ksft_print_msg("cases by target: another process %lu, itself %lu (in S), %lu (in L)\n",
 		       st.self[0], st.self[1], st.self[2]);
-	ksft_print_msg("cases that moved bytes in remote pages that are (%s): %lu %lu %lu %lu %lu %lu\n",
+	ksft_print_msg("cases that moved bytes in remote pages of each memory\n");
+	ksft_print_msg("  (%s): %lu %lu %lu %lu %lu %lu\n",
 		       "anon, file shared, file private, memfd, shared anon, THP block",
 		       st.moved_back[0], st.moved_back[1], st.moved_back[2], st.moved_back[3],
 		       st.moved_back[4], st.moved_back[5]);
-	ksft_print_msg("THP blocks set up: %lu; AnonHugePages at the end: %ld kB here, %ld kB in the target\n",
+	ksft_print_msg("THP blocks set up: %lu; AnonHugePages now: here %ld kB, target %ld kB\n",
 		       st.thp_blocks, thp_kb[0], thp_kb[1]);
 	ksft_print_msg("MAP_PRIVATE file pages found unchanged in the files: %lu\n",
 		       st.file_checks);
