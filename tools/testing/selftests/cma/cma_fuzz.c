@@ -11,7 +11,7 @@
  * read-only, PROT_NONE, or unmapped; and a memory that backs it: private
  * anonymous, MAP_SHARED or MAP_PRIVATE of a regular file, a memfd, shared
  * anonymous, or a 2 MiB block of anonymous memory with MADV_HUGEPAGE (THP,
- * where the arena has such blocks; half of them get a few pages mapped over).
+ * where the arena has such blocks; half of them get pages mapped over).
  * A filled page holds a pattern that is a function of the address and of the
  * page's generation, and a shadow copy of each arena holds what it must
  * contain.  The layout of the arenas changes every so often.
@@ -803,9 +803,9 @@ static int fz_set_kind(struct fz_arena *a, unsigned int i, int kind)
 /*
  * Make the fz_blk pages from @i (a multiple of fz_blk) of @a one block of
  * anonymous memory that may be huge, every page read-write and filled.
- * Half of the blocks then get one to three pages mapped over with new
- * ones: the huge page is then mapped by page table entries, and pages
- * that follow each other in the range are not all of its folio.
+ * Half of the blocks then get 1 to 32 pages mapped over with new ones: the
+ * huge page is then mapped by page table entries, and pages that follow
+ * each other in the range are not all of its folio.
  */
 static int fz_set_block(struct fz_arena *a, unsigned int i)
 {
@@ -831,7 +831,7 @@ static int fz_set_block(struct fz_arena *a, unsigned int i)
 		fz_redo = true;
 		ret = 0;
 	}
-	for (n = fz_pct(50) ? 1 + fz_below(3) : 0; n && !ret; n--)
+	for (n = fz_pct(50) ? 1 + fz_below(32) : 0; n && !ret; n--)
 		ret = fz_set_kind(a, i + 1 + fz_below(fz_blk - 2), fz_pct(80) ? FZ_RW : FZ_ZERO);
 	return ret;
 }
@@ -3014,7 +3014,7 @@ int main(int argc, char **argv)
 	full_every = FZ_FULL_CHECK * (fz_pages > FZ_FULL_PAGES ? fz_pages / FZ_FULL_PAGES : 1);
 	t0 = fz_now();
 	for (it = 0; it < iters; it++) {
-		if ((it & 15) == 0 && it && secs > 0 && fz_now() - t0 >= secs)
+		if (it && secs > 0 && fz_now() - t0 >= secs)
 			break;
 		/* Every byte compared before a new layout writes over pages. */
 		if (it && it % FZ_RELAYOUT == 0 && fz_check_all(true)) {
