@@ -3,24 +3,34 @@
  * cma_fuzz: a seeded fuzzer for process_vm_readv(2) and process_vm_writev(2)
  * with a userspace reference model.
  *
- * Two "arenas" of --pages pages each (48 by default), framed by PROT_NONE
- * guard pages: the local one in this process, the remote one in a target that
- * is forked once and serves the whole run.  Every page of an arena has a
- * kind: read-write and filled, never touched (reads as zeros), read-only,
- * PROT_NONE, or unmapped.  A filled page holds a pattern that is a function
- * of the address and of the page's generation, and a shadow copy of each
- * arena holds what it must contain.  The layout of both arenas changes every
- * so often.
+ * Three "arenas" of --pages pages each (48 by default), framed by PROT_NONE
+ * guard pages: the local one (L) in this process, the remote one (R) in a
+ * target that is forked once and serves the whole run, and a third (S) in
+ * this process, for cases where the caller is its own target.  Every page of
+ * an arena has a kind: read-write and filled, never touched (reads as zeros),
+ * read-only, PROT_NONE, or unmapped; and a memory that backs it: private
+ * anonymous, MAP_SHARED or MAP_PRIVATE of a regular file, a memfd, shared
+ * anonymous, or a 2 MiB block of anonymous memory with MADV_HUGEPAGE (THP,
+ * where the arena has such blocks; half of them get pages mapped over).
+ * A filled page holds a pattern that is a function of the address and of the
+ * page's generation, and a shadow copy of each arena holds what it must
+ * contain.  The layout of the arenas changes every so often.
  *
  * Each iteration draws random local and remote iovecs (valid, overlapping,
  * repeated, zero-length, in bad pages, outside the arenas, huge, with the top
- * bit set, more than IOV_MAX of them), random flags and a direction; the
+ * bit set, more than IOV_MAX of them), random flags and a direction; one case
+ * in ten targets the caller itself (pid == getpid(), the remote iovecs in S,
+ * or in L itself: see fz_overlap_ok() for what the model can say there).  The
  * model predicts the result and the exact bytes, the call is made, and the
- * pages the call could have changed and their neighbours are compared with
- * the shadow (both arenas in full every 64 iterations; with arenas over 256
- * pages, every 64 per 256 pages).  Pages written are then given a new
- * generation, here directly and in the target through /proc/PID/mem (which
- * does not use the code under test).
+ * pages the call could have changed, the pages every element names (read
+ * side too: every byte outside the transfer must be unchanged) and their
+ * neighbours are compared with the shadow; where a readv names more than 64
+ * pages of the target, those are left to the full compare.  All arenas are
+ * compared in full before each change of layout, at the end, and every 64
+ * iterations (every 64 per 256 pages of arena), and so are the files under
+ * MAP_PRIVATE pages, which must keep what was written to them.  Pages written
+ * are then given a new generation, here directly and in the target through
+ * /proc/PID/mem (which does not use the code under test).
  *
  * The model, in the kernel's order of checks:
  *   unknown flags: EINVAL;
@@ -44,15 +54,16 @@
  * Usage: cma_fuzz [--seed N] [--iterations N] [--seconds S] [--check-pins]
  *		   [--pin-slack N] [--no-shrink] [--verbose] [--mainline]
  *		   [--faults | --faults-all] [--pages N] [--shapes]
- * --pages N: pages per arena, 8 to 4096 (default 48; with --shapes 2048).  The
- * default draws the same cases for a seed as before the option existed.
+ * --pages N: pages per arena, 8 to 4096 (default 48; with --shapes 2048).
+ * With 4 KiB pages and 512 pages or more, an arena starts on a 2 MiB
+ * boundary and about a third of its 2 MiB blocks start as THP blocks.
  *
  * --shapes aims at the kernel's choice of remote pages to pin per lock hold
- * (a window found by looking ahead at later elements: a map of the pages
- * around the current one, 128 behind and 512 ahead; windows of up to 512
- * pages; a look-ahead that gives up after 32 elements outside the map).
- * Three cases in four then get a structured remote vector of up to IOV_MAX
- * elements of 1 byte to a few pages, the rest are drawn as above:
+ * (a window of later elements' pages, up to 2 MiB behind or ahead of the
+ * current page; its limits are listed above fz_windows(), which counts the
+ * cases that reach each).  Three cases in four then get a structured remote
+ * vector of up to IOV_MAX elements of 1 byte to a few pages (or of 2 MiB),
+ * the rest are drawn as above:
  *   stride, reverse: a constant stride (sub-page, 1 or 2 pages, a page or two
  *     and a little, many pages, just under a page multiple), up or down;
  *   jitter: a stride with random jitter;
@@ -66,7 +77,13 @@
  *   excursion: a near run with blocks of 31-34 (or 1-64) elements far ahead,
  *     inside the map or behind it;
  *   behind: blocks of elements going down, or up with each block starting 1
- *     to 200 pages behind where the last one ended (look-behind).
+ *     to 200 pages behind where the last one ended (look-behind);
+ *   edge: runs of elements 1-4 pages apart, dense enough for one window, to
+ *     2 MiB less a page behind or ahead of the first, then one 0-2 pages
+ *     past that (the largest window, the farthest look-behind, one page
+ *     too many); or elements of 2 MiB, less or plus a page or a byte;
+ *   scatter: 7-9 or 15-17 elements each 2 MiB from the last (the miss
+ *     cutoff), then a group of near ones (look-ahead comes back).
  * Shapes are placed at random in the arena (now and then just over one of its
  * ends, into the guard pages), wrapped around it when larger; one case in
  * seven chains two or three shapes; a few get zero-length elements or one
@@ -150,6 +167,7 @@
 #define FZ_SHRINK_TRIES		600
 #define FZ_SHOW			24	/* elements shown of a long iovec */
 #define FZ_ROW			64	/* pages shown per line of a layout */
+#define FZ_READ_BACK		64	/* target pages read back after a readv, at most */
 
 enum fz_kind {
 	FZ_RW,		/* read-write, filled */
@@ -160,6 +178,29 @@ enum fz_kind {
 };
 
 static const char fz_kind_char[] = "wzrn.";
+
+/*
+ * What memory backs a page: private anonymous; MAP_SHARED or MAP_PRIVATE of
+ * a regular file (O_TMPFILE in $TMPDIR or /tmp: tmpfs in the VM, the host's
+ * disk natively); MAP_SHARED of a memfd (shmem); MAP_SHARED|MAP_ANONYMOUS
+ * (shmem too); or private anonymous in a 2 MiB block with MADV_HUGEPAGE (THP).
+ * The file and the memfd are the arena's own, page i at offset i pages.  A
+ * MAP_PRIVATE file page is written through the file and only read through
+ * the mapping, so that reads come from the page cache and writes COW: the
+ * file must keep what it had.  An untouched page of a file or memfd is a
+ * hole punched in it.
+ */
+enum fz_back {
+	FZ_B_ANON,
+	FZ_B_FSHARED,
+	FZ_B_FPRIV,
+	FZ_B_MEMFD,
+	FZ_B_SHANON,
+	FZ_B_THP,
+	FZ_B_NR
+};
+
+static const char fz_back_char[] = "afpmst";
 
 /*
  * The kernel pins a window of remote pages per lock hold, chosen by looking
@@ -175,19 +216,25 @@ enum fz_shape {
 	FZ_SH_RUN,		/* small elements back to back over up to 1024 pages */
 	FZ_SH_EXCURSION,	/* a run with blocks of far elements in it */
 	FZ_SH_BEHIND,		/* blocks, each starting behind where the last one was */
+	FZ_SH_EDGE,		/* pairs at the window's limits: 2 MiB apart, +-1 page */
+	FZ_SH_SCATTER,		/* 2 MiB apart in turn, then a dense group: the miss cutoff */
 	FZ_SH_NR
 };
 
 static const char * const fz_shape_name[] = {
 	"stride", "reverse", "jitter", "sparse", "alternate", "mix", "run", "excursion",
-	"behind",
+	"behind", "edge", "scatter",
 };
 
 struct fz_arena {
-	const char *name;	/* "L" or "R" */
+	const char *name;	/* "L", "R" or "S" */
 	bool remote;
 	uintptr_t base;		/* first page; guard pages on both sides */
+	int ffd, mfd;		/* its regular file and its memfd */
 	unsigned char *kind;
+	unsigned char *back;	/* enum fz_back */
+	unsigned int *fgen;	/* FZ_B_FPRIV: the generation its file page holds */
+	unsigned char *want;	/* pages to compare after this case */
 	unsigned int *gen;
 	unsigned char *dirty;	/* written by the last call */
 	unsigned char *shadow;	/* expected content */
@@ -200,7 +247,8 @@ struct fz_arena {
 struct fz_mbox {
 	unsigned int *gen;
 	unsigned char *kind;
-	unsigned char *redo;
+	unsigned char *back;
+	unsigned char *redo;	/* 1: the page, 2: a THP block from here */
 	int ret;
 };
 
@@ -210,6 +258,7 @@ struct fz_case {
 	int pidsel;		/* 0: pid, 1: pidfd, 2: a descriptor that is no pidfd */
 	unsigned long ln, rn;
 	bool lnull, rnull;	/* pass NULL for the arrays */
+	int self;		/* the caller is the target: 1 remote in S, 2 in L */
 	char lshape[128], rshape[128];	/* --shapes: how the vectors were drawn */
 	struct iovec lv[FZ_IOV_MAX];
 	struct iovec rv[FZ_IOV_MAX];
@@ -227,6 +276,7 @@ struct fz_expect {
 	bool lfault;		/* stopped by a local fault (counted apart) */
 	bool exact;		/* decided before any allocation or user copy */
 	size_t hi;		/* bytes the model moves */
+	size_t ltot;		/* the local total, capped */
 	unsigned int nchunks;
 	struct fz_chunk chunk[2 * FZ_IOV_MAX + 2];
 };
@@ -238,6 +288,10 @@ struct fz_stats {
 	unsigned long shaped, sh_full, sh_partial, sh_efault, sh_inj;	/* --shapes */
 	unsigned long sh_kind[FZ_SH_NR];
 	unsigned long sh_wide[2];	/* moved bytes over more than 128, 512 pages */
+	unsigned long self[3];		/* cases by target: another process, S, L */
+	unsigned long moved_back[FZ_B_NR];	/* cases that moved bytes in such pages */
+	unsigned long thp_blocks;	/* THP blocks set up */
+	unsigned long file_checks;	/* MAP_PRIVATE file pages found unchanged */
 	unsigned long long bytes;
 };
 
@@ -246,6 +300,9 @@ static size_t max_rw;			/* MAX_RW_COUNT */
 static unsigned long long user_top;	/* last valid end of a local range */
 static unsigned long flags_ok;		/* flags the kernel knows */
 static struct fz_arena la = { .name = "L" }, ra = { .name = "R", .remote = true };
+static struct fz_arena sa = { .name = "S" };	/* the caller as its own target */
+static size_t fz_blk;			/* pages in a THP block: 2 MiB */
+static int spidfd = -1;			/* a pidfd of this process */
 static struct fz_mbox *mb;
 static pid_t tpid;
 static int tcmd = -1, tack = -1, tmem = -1, tpidfd = -1;
@@ -264,6 +321,15 @@ static unsigned int fz_pages = FZ_PAGES;	/* --pages */
 static unsigned char *fz_want;		/* fz_check_dirty(): pages to compare */
 static bool shapes;			/* --shapes */
 static bool fz_redo;			/* remote pages to be redone by the target */
+
+/* Remote pages made bad for one case, restored before the next one is drawn. */
+#define FZ_INJ_MAX		4
+static struct {
+	struct fz_arena *a;
+	unsigned int page;
+	unsigned char kind;
+} fz_inj[FZ_INJ_MAX];
+static unsigned int fz_ninj;
 
 /* ---- helpers ----------------------------------------------------------- */
 
@@ -363,19 +429,55 @@ static void fz_fill(unsigned char *p, size_t len, uintptr_t addr, unsigned int g
 		p[i] = x >> 24;
 }
 
-/* Give page @addr kind @kind, filled with generation @gen where it is filled. */
-static int fz_setpage(uintptr_t addr, int kind, unsigned int gen)
+/*
+ * Put generation @gen of page @i of @a into its file @fd (0: punch a hole,
+ * or write zeros where holes cannot be punched).
+ */
+static int fz_file_page(const struct fz_arena *a, int fd, unsigned int i, unsigned int gen)
 {
+	static unsigned char *buf;
+	off_t off = (off_t)i * pg;
+
+	if (!buf)
+		buf = malloc(pg);
+	if (!buf)
+		return -1;
+	if (!gen && !fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, off, pg))
+		return 0;
+	fz_fill(buf, pg, a->base + i * pg, gen);
+	return pwrite(fd, buf, pg, off) == (ssize_t)pg ? 0 : -1;
+}
+
+/*
+ * Give page @i of @a kind @kind and backing @back, filled with generation
+ * @gen where it is filled.
+ */
+static int fz_setpage(const struct fz_arena *a, unsigned int i, int kind, unsigned int gen,
+		      int back)
+{
+	uintptr_t addr = a->base + i * pg;
 	void *p = (void *)addr;
-	int prot = PROT_READ | PROT_WRITE;
+	int prot = PROT_READ | PROT_WRITE, flags = MAP_FIXED | MAP_SHARED, fd = -1;
 
 	if (kind == FZ_HOLE)
 		return munmap(p, pg);
-	if (mmap(p, pg, prot, MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) == MAP_FAILED)
+	if (back == FZ_B_FSHARED || back == FZ_B_FPRIV)
+		fd = a->ffd;
+	else if (back == FZ_B_MEMFD)
+		fd = a->mfd;
+	if (back == FZ_B_ANON || back == FZ_B_THP || back == FZ_B_FPRIV)
+		flags = MAP_FIXED | MAP_PRIVATE;
+	if (fd < 0)
+		flags |= MAP_ANONYMOUS;
+	/* A MAP_PRIVATE file page gets its data through the file. */
+	if (fd >= 0 && fz_file_page(a, fd, i, back == FZ_B_FPRIV && kind != FZ_ZERO ? gen : 0))
+		return -1;
+	if (mmap(p, pg, prot, flags, fd, fd >= 0 ? (off_t)i * pg : 0) == MAP_FAILED)
 		return -1;
 	if (kind == FZ_ZERO)
 		return 0;
-	fz_fill(p, pg, addr, gen);
+	if (back != FZ_B_FPRIV)
+		fz_fill(p, pg, addr, gen);
 	if (kind == FZ_RO)
 		prot = PROT_READ;
 	else if (kind == FZ_NONE)
@@ -383,14 +485,32 @@ static int fz_setpage(uintptr_t addr, int kind, unsigned int gen)
 	return prot == (PROT_READ | PROT_WRITE) ? 0 : mprotect(p, pg, prot);
 }
 
-/* fz_setpage(), retried with --faults: a new try redoes the page from scratch. */
-static int fz_setpage_retry(uintptr_t addr, int kind, unsigned int gen)
+/*
+ * fz_setpage(), retried with --faults: a new try redoes the page from scratch.
+ * With @block, the fz_blk pages from @i on instead: anonymous memory that
+ * may be huge (MADV_HUGEPAGE), every page read-write with its generation.
+ */
+static int fz_setpage_retry(const struct fz_arena *a, unsigned int i, int kind,
+			    const unsigned int *gen, int back, bool block)
 {
 	int tries = 0;
+	size_t k;
+	void *p;
 
-	while (fz_setpage(addr, kind, gen))
+	if (!block) {
+		while (fz_setpage(a, i, kind, gen[i], back))
+			if (!fz_again(&tries))
+				return -1;
+		return 0;
+	}
+	p = (void *)(a->base + i * pg);
+	while (mmap(p, fz_blk * pg, PROT_READ | PROT_WRITE,
+		    MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) == MAP_FAILED)
 		if (!fz_again(&tries))
 			return -1;
+	madvise(p, fz_blk * pg, MADV_HUGEPAGE);
+	for (k = 0; k < fz_blk; k++)
+		fz_fill((unsigned char *)p + k * pg, pg, a->base + (i + k) * pg, gen[i + k]);
 	return 0;
 }
 
@@ -455,6 +575,8 @@ static void fz_addr_str(char *buf, size_t n, uintptr_t addr)
 		a = &la;
 	else if (fz_in_span(&ra, addr))
 		a = &ra;
+	else if (fz_in_span(&sa, addr))
+		a = &sa;
 	off = a ? (long)(addr - a->base) : 0;
 	if (a && fz_pages > FZ_PAGES)
 		snprintf(buf, n, "%s%+ld (page %ld)", a->name, off,
@@ -477,12 +599,14 @@ static void fz_target(int cmd, int ack, pid_t parent)
 		_exit(1);
 	/* The local arena's addresses are unmapped in the target. */
 	munmap((void *)(la.base - FZ_GUARD * pg), FZ_SPAN * pg);
+	munmap((void *)(sa.base - FZ_GUARD * pg), FZ_SPAN * pg);
 	while (!fz_pipe_byte(cmd, &c, false) && c == 'L') {
 		mb->ret = 0;
 		for (i = 0; i < fz_pages; i++) {
 			if (!mb->redo[i])
 				continue;
-			if (fz_setpage_retry(ra.base + i * pg, mb->kind[i], mb->gen[i]))
+			if (fz_setpage_retry(&ra, i, mb->kind[i], mb->gen, mb->back[i],
+					     mb->redo[i] == 2))
 				mb->ret = -1;
 			mb->redo[i] = 0;
 		}
@@ -494,7 +618,7 @@ static void fz_target(int cmd, int ack, pid_t parent)
 
 static int fz_target_start(void)
 {
-	size_t len = sizeof(*mb) + fz_pages * (sizeof(*mb->gen) + 2);
+	size_t len = sizeof(*mb) + fz_pages * (sizeof(*mb->gen) + 3);
 	int c[2], a[2], tries = 0;
 	pid_t parent = getpid();
 
@@ -508,7 +632,8 @@ static int fz_target_start(void)
 	/* Mapped before the fork: the same addresses in the target. */
 	mb->gen = (unsigned int *)(mb + 1);
 	mb->kind = (unsigned char *)(mb->gen + fz_pages);
-	mb->redo = mb->kind + fz_pages;
+	mb->back = mb->kind + fz_pages;
+	mb->redo = mb->back + fz_pages;
 	while (pipe2(c, O_CLOEXEC))
 		if (!fz_again(&tries))
 			return -1;
@@ -592,51 +717,165 @@ static bool fz_good(const struct fz_arena *a, unsigned int i)
 	return a->kind[i] == FZ_RW || a->kind[i] == FZ_ZERO;
 }
 
-/* The layouts at the start. */
+static int fz_pick_back(void);
+
+/*
+ * The layouts at the start: backings in runs of up to 64 pages, and about
+ * one 2 MiB block in three a THP block where the arenas have such blocks.
+ */
 static void fz_first_layout(void)
 {
-	unsigned int i, n;
+	struct fz_arena *a;
+	unsigned int i, n, k, side;
+	int b = FZ_B_ANON;
 
-	for (i = 0; i < fz_pages; i++) {
-		if (shapes) {
-			la.kind[i] = fz_pick_good();
-			ra.kind[i] = fz_pick_good();
-		} else {
-			la.kind[i] = fz_pick_kind(false);
-			ra.kind[i] = fz_pick_kind(true);
+	for (side = 0; side < 3; side++) {
+		a = side == 0 ? &la : side == 1 ? &ra : &sa;
+		for (i = 0, n = 0; i < fz_pages; i++, n--) {
+			if (!n) {
+				n = 1 + fz_below(64);
+				b = fz_pick_back();
+			}
+			a->back[i] = b;
+			if (shapes)
+				a->kind[i] = fz_pick_good();
+			else
+				a->kind[i] = fz_pick_kind(side != 0);
+		}
+		for (n = shapes ? fz_below(side ? 9 : 3) : 0; n; n--)
+			a->kind[fz_below(fz_pages)] = fz_pick_bad();
+		for (i = 0; fz_blk && i + fz_blk <= fz_pages; i += fz_blk) {
+			if (!fz_pct(33))
+				continue;
+			for (k = i; k < i + fz_blk; k++) {
+				a->kind[k] = FZ_RW;
+				a->back[k] = FZ_B_THP;
+			}
 		}
 	}
-	for (n = shapes ? fz_below(3) : 0; n; n--)
-		la.kind[fz_below(fz_pages)] = fz_pick_bad();
-	for (n = shapes ? fz_below(9) : 0; n; n--)
-		ra.kind[fz_below(fz_pages)] = fz_pick_bad();
 }
 
-/* Set page @i of @a to @kind with a new generation (remote: in mb only). */
-static int fz_set_kind(struct fz_arena *a, unsigned int i, int kind)
+/* A backing for pages: anonymous memory half of the time. */
+static int fz_pick_back(void)
 {
-	a->kind[i] = kind;
+	static const unsigned char w[FZ_B_THP] = { 52, 12, 12, 12, 12 };
+	unsigned int r = fz_below(100), b;
+
+	/* Not FZ_B_THP: THP blocks are made whole by fz_set_block(). */
+	for (b = 0; b < FZ_B_THP - 1; b++) {
+		if (r < w[b])
+			break;
+		r -= w[b];
+	}
+	return b;
+}
+
+/* Note the new content of page @i of @a, whose kind and backing are set. */
+static void fz_new_gen(struct fz_arena *a, unsigned int i)
+{
 	a->gen[i] = fz_gen_next++;
+	a->fgen[i] = a->back[i] == FZ_B_FPRIV && a->kind[i] != FZ_ZERO ? a->gen[i] : 0;
 	fz_shadow_page(a, i);
 	memset(a->tol + i * pg, 0, pg);
 	a->dirty[i] = 0;
+}
+
+/*
+ * Set page @i of @a to @kind with a new generation (remote: in mb only); it
+ * keeps its backing mostly, and takes one drawn afresh now and then.
+ */
+static int fz_set_kind(struct fz_arena *a, unsigned int i, int kind)
+{
+	a->kind[i] = kind;
+	if (fz_pct(20))
+		a->back[i] = fz_pick_back();
+	fz_new_gen(a, i);
 	if (!a->remote)
-		return fz_setpage_retry(a->base + i * pg, kind, a->gen[i]);
+		return fz_setpage_retry(a, i, kind, a->gen, a->back[i], false);
 	mb->kind[i] = kind;
 	mb->gen[i] = a->gen[i];
+	mb->back[i] = a->back[i];
 	mb->redo[i] = 1;
 	fz_redo = true;
 	return 0;
 }
 
-/* Rebuild every page of both arenas, with the kinds they have. */
+/*
+ * Make the fz_blk pages from @i (a multiple of fz_blk) of @a one block of
+ * anonymous memory that may be huge, every page read-write and filled.
+ * Half of the blocks then get 1 to 32 pages mapped over with new ones: the
+ * huge page is then mapped by page table entries, and pages that follow
+ * each other in the range are not all of its folio.
+ */
+static int fz_set_block(struct fz_arena *a, unsigned int i)
+{
+	unsigned int k, n;
+	int ret;
+
+	for (k = i; k < i + fz_blk; k++) {
+		a->kind[k] = FZ_RW;
+		a->back[k] = FZ_B_THP;
+		fz_new_gen(a, k);
+		if (a->remote) {
+			mb->kind[k] = FZ_RW;
+			mb->gen[k] = a->gen[k];
+			mb->back[k] = FZ_B_THP;
+			mb->redo[k] = 0;
+		}
+	}
+	st.thp_blocks++;
+	if (!a->remote) {
+		ret = fz_setpage_retry(a, i, FZ_RW, a->gen, FZ_B_THP, true);
+	} else {
+		mb->redo[i] = 2;
+		fz_redo = true;
+		ret = 0;
+	}
+	for (n = fz_pct(50) ? 1 + fz_below(32) : 0; n && !ret; n--)
+		ret = fz_set_kind(a, i + 1 + fz_below(fz_blk - 2), fz_pct(80) ? FZ_RW : FZ_ZERO);
+	return ret;
+}
+
+/* Whether the fz_blk pages from @i of @a are a THP block, all read-write. */
+static bool fz_is_block(const struct fz_arena *a, unsigned int i)
+{
+	unsigned int k;
+
+	for (k = i; k < i + fz_blk; k++)
+		if (a->back[k] != FZ_B_THP || a->kind[k] != FZ_RW)
+			return false;
+	return true;
+}
+
+/* Rebuild every page of the arenas, with the kinds and backings they have. */
 static int fz_rebuild(void)
 {
-	unsigned int i;
+	struct fz_arena *a;
+	unsigned int i, side;
+	int ret = 0;
 
-	for (i = 0; i < fz_pages; i++)
-		if (fz_set_kind(&la, i, la.kind[i]) || fz_set_kind(&ra, i, ra.kind[i]))
-			return -1;
+	for (side = 0; side < 3; side++) {
+		a = side == 0 ? &la : side == 1 ? &ra : &sa;
+		for (i = 0; i < fz_pages; i++) {
+			if (fz_blk && i % fz_blk == 0 && fz_is_block(a, i)) {
+				ret |= fz_set_block(a, i);
+				i += fz_blk - 1;
+				continue;
+			}
+			fz_new_gen(a, i);
+			if (!a->remote) {
+				ret |= fz_setpage_retry(a, i, a->kind[i], a->gen, a->back[i],
+							false);
+				continue;
+			}
+			mb->kind[i] = a->kind[i];
+			mb->gen[i] = a->gen[i];
+			mb->back[i] = a->back[i];
+			mb->redo[i] = 1;
+		}
+	}
+	if (ret)
+		return -1;
 	return fz_target_layout();
 }
 
@@ -654,8 +893,13 @@ static int fz_relayout(void)
 	 * bad pages are made good, a few pages change between read-write and
 	 * untouched, and a few new bad pages appear (fewer in the local arena).
 	 */
-	for (side = 0; shapes && side < 2; side++) {
-		a = side ? &ra : &la;
+	for (side = 0; fz_blk && side < 3; side++) {
+		a = side == 0 ? &la : side == 1 ? &ra : &sa;
+		if (fz_pct(25) && fz_set_block(a, fz_below(fz_pages / fz_blk) * fz_blk))
+			return -1;
+	}
+	for (side = 0; shapes && side < 3; side++) {
+		a = side == 0 ? &la : side == 1 ? &ra : &sa;
 		for (i = 0; i < fz_pages; i++)
 			if (!fz_good(a, i) && fz_pct(50) && fz_set_kind(a, i, fz_pick_good()))
 				return -1;
@@ -671,20 +915,45 @@ static int fz_relayout(void)
 			return -1;
 	for (n = shapes ? 0 : 1 + fz_below(8); n; n--)
 		fz_set_kind(&ra, fz_below(fz_pages), fz_pick_kind(true));
+	for (n = shapes ? 0 : 1 + fz_below(8); n; n--)
+		if (fz_set_kind(&sa, fz_below(fz_pages), fz_pick_kind(true)))
+			return -1;
 	for (i = 0; i < fz_pages; i++)
 		if (ra.kind[i] == FZ_ZERO && !mb->redo[i])
 			fz_set_kind(&ra, i, FZ_ZERO);
+
 	return fz_target_layout();
+}
+
+/* A file of the arena's size: O_TMPFILE in @dir, or a memfd. */
+static int fz_arena_file(const char *dir)
+{
+	int fd = -1, tries = 0;
+
+	for (;;) {
+		if (dir)
+			fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+		if (fd < 0)
+			fd = memfd_create("cma_fuzz", MFD_CLOEXEC);
+		if (fd >= 0 && !ftruncate(fd, (off_t)fz_pages * pg))
+			return fd;
+		if (fd >= 0)
+			close(fd);
+		if (!fz_again(&tries))
+			return -1;
+	}
 }
 
 static int fz_arena_init(struct fz_arena *a)
 {
-	size_t len = fz_pages * pg;
+	size_t len = fz_pages * pg, align = fz_blk * pg, head;
+	const char *dir = getenv("TMPDIR");
 	int tries = 0;
 	char *map;
 
+	/* With THP blocks, the arena starts on a 2 MiB boundary. */
 	for (;;) {
-		map = mmap(NULL, FZ_SPAN * pg, PROT_NONE,
+		map = mmap(NULL, FZ_SPAN * pg + align, PROT_NONE,
 			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 		if (map != MAP_FAILED)
 			break;
@@ -692,6 +961,18 @@ static int fz_arena_init(struct fz_arena *a)
 			return -1;
 	}
 	a->base = (uintptr_t)map + FZ_GUARD * pg;
+	if (align) {
+		head = (align - a->base % align) % align;
+		a->base += head;
+		if (head)
+			munmap(map, head);
+		if (align - head)
+			munmap(map + head + FZ_SPAN * pg, align - head);
+	}
+	a->ffd = fz_arena_file(dir && *dir ? dir : "/tmp");
+	a->mfd = fz_arena_file(NULL);
+	if (a->ffd < 0 || a->mfd < 0)
+		return -1;
 	for (;;) {
 		if (!a->shadow)
 			a->shadow = malloc(len);
@@ -707,10 +988,16 @@ static int fz_arena_init(struct fz_arena *a)
 			a->gen = calloc(fz_pages, sizeof(*a->gen));
 		if (!a->dirty)
 			a->dirty = calloc(fz_pages, 1);
+		if (!a->back)
+			a->back = calloc(fz_pages, 1);
+		if (!a->fgen)
+			a->fgen = calloc(fz_pages, sizeof(*a->fgen));
+		if (!a->want)
+			a->want = calloc(fz_pages, 1);
 		if (!fz_want)
 			fz_want = malloc(fz_pages);
 		if (a->shadow && a->tol && a->alt && a->buf && a->kind && a->gen && a->dirty &&
-		    fz_want)
+		    a->back && a->fgen && a->want && fz_want)
 			return 0;
 		if (!fz_again(&tries))
 			return -1;
@@ -760,10 +1047,22 @@ static int fz_twrite(uintptr_t addr, const void *buf, size_t len)
 
 /* ---- the model ------------------------------------------------------------ */
 
+/* The arena that the remote iovecs of @c are drawn in. */
+static struct fz_arena *fz_rarena(const struct fz_case *c)
+{
+	return c->self == 1 ? &sa : c->self == 2 ? &la : &ra;
+}
+
+/* The arena whose addresses are not accessible in the target of @c. */
+static struct fz_arena *fz_oarena(const struct fz_case *c)
+{
+	return c->self ? &ra : &la;
+}
+
 static void fz_model(const struct fz_case *c, struct fz_expect *e)
 {
 	static size_t llen[FZ_IOV_MAX];
-	const struct fz_arena *lo = &la, *re = &ra;
+	const struct fz_arena *lo = &la, *re = fz_rarena(c);
 	size_t total = 0, len, off = 0, loff = 0, roff = 0, n, lok, rok, m;
 	unsigned long i, li, ri, ln = c->ln;
 
@@ -797,6 +1096,7 @@ static void fz_model(const struct fz_case *c, struct fz_expect *e)
 	}
 	if (!total)
 		return;
+	e->ltot = total;
 	if (c->rn > FZ_IOV_MAX)
 		goto einval;
 	if (c->rn && c->rnull)
@@ -864,10 +1164,15 @@ efault:
 	e->err = EFAULT;
 }
 
-/* Put the first @got bytes of the model's transfer into the shadow. */
-static void fz_apply(const struct fz_expect *e, bool write, size_t got)
+/*
+ * Put the first @got bytes of the model's transfer into the shadow, chunk
+ * after chunk: where the caller is its own target, a chunk reads what an
+ * earlier one wrote (no chunk overlaps itself: fz_overlap_ok()).
+ */
+static void fz_apply(const struct fz_case *c, const struct fz_expect *e, size_t got)
 {
-	struct fz_arena *d = write ? &ra : &la, *s = write ? &la : &ra;
+	bool write = c->write;
+	struct fz_arena *d = write ? fz_rarena(c) : &la, *s = write ? &la : fz_rarena(c);
 	unsigned int k;
 	size_t i, o, n;
 
@@ -955,7 +1260,56 @@ static int fz_check(struct fz_arena *a, const unsigned char *want)
 	return 0;
 }
 
-/* Compare the dirty pages of @a and their neighbours, or all if @all. */
+/*
+ * Mark in @a->want the pages of @a that the @n elements of @v name, with a
+ * page more on each side: the pages whose every byte outside the model's
+ * transfer must be unchanged after the call, read side or written side.
+ */
+static void fz_mark(struct fz_arena *a, const struct iovec *v, unsigned long n)
+{
+	uintptr_t lo, hi, end = a->base + fz_pages * pg;
+	size_t p0, p1;
+	unsigned long i;
+
+	for (i = 0; i < n && i < FZ_IOV_MAX; i++) {
+		if (!v[i].iov_len)
+			continue;
+		lo = (uintptr_t)v[i].iov_base;
+		hi = lo + (v[i].iov_len - 1);
+		if (hi < lo)
+			hi = UINTPTR_MAX;
+		if (hi < a->base || lo >= end)
+			continue;
+		p0 = lo < a->base ? 0 : (lo - a->base) / pg;
+		p1 = hi >= end ? fz_pages - 1 : (hi - a->base) / pg;
+		p0 -= p0 > 0;
+		p1 += p1 + 1 < fz_pages;
+		memset(a->want + p0, 1, p1 - p0 + 1);
+	}
+}
+
+/*
+ * Drop the marks of @a if there are more than @max, but those of the pages
+ * made bad for this case.
+ */
+static void fz_mark_cap(struct fz_arena *a, unsigned int max)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < fz_pages; i++)
+		n += a->want[i];
+	if (n <= max)
+		return;
+	memset(a->want, 0, fz_pages);
+	for (i = 0; i < fz_ninj; i++)
+		if (fz_inj[i].a == a)
+			a->want[fz_inj[i].page] = 1;
+}
+
+/*
+ * Compare the dirty pages of @a and their neighbours and the pages marked in
+ * @a->want, or all if @all; the marks are cleared.
+ */
 static int fz_check_dirty(struct fz_arena *a, bool all)
 {
 	unsigned char *want = fz_want;
@@ -963,6 +1317,7 @@ static int fz_check_dirty(struct fz_arena *a, bool all)
 
 	memset(want, all, fz_pages);
 	for (i = 0; i < fz_pages; i++) {
+		want[i] |= a->want[i];
 		if (!a->dirty[i])
 			continue;
 		want[i] = 1;
@@ -971,7 +1326,62 @@ static int fz_check_dirty(struct fz_arena *a, bool all)
 		if (i + 1 < fz_pages)
 			want[i + 1] = 1;
 	}
+	memset(a->want, 0, fz_pages);
 	return fz_check(a, want);
+}
+
+/*
+ * The file pages that @a maps MAP_PRIVATE must hold what was written to the
+ * file: what the caller writes into them is the mapping's own copy.
+ */
+static int fz_check_files(struct fz_arena *a)
+{
+	static unsigned char *fbuf, *pat;
+	unsigned int i;
+	size_t k;
+
+	if (!fbuf)
+		fbuf = malloc(fz_pages * pg);
+	if (!pat)
+		pat = malloc(pg);
+	if (!fbuf || !pat)
+		return 0;
+	for (i = 0; i < fz_pages && a->back[i] != FZ_B_FPRIV; i++)
+		;
+	if (i == fz_pages)
+		return 0;
+	if (pread(a->ffd, fbuf, fz_pages * pg, 0) != (ssize_t)(fz_pages * pg)) {
+		fz_infra = true;
+		snprintf(why, sizeof(why), "cannot read the file of %s: %s", a->name,
+			 strerror(errno));
+		return -1;
+	}
+	for (; i < fz_pages; i++) {
+		if (a->back[i] != FZ_B_FPRIV || a->kind[i] == FZ_HOLE)
+			continue;
+		fz_fill(pat, pg, a->base + i * pg, a->fgen[i]);
+		for (k = 0; k < pg && fbuf[i * pg + k] == pat[k]; k++)
+			;
+		if (k < pg) {
+			snprintf(why, sizeof(why),
+				 "the file under MAP_PRIVATE page %u of %s changed: byte %zu is 0x%02x, was 0x%02x",
+				 i, a->name, k, fbuf[i * pg + k], pat[k]);
+			return -1;
+		}
+		st.file_checks++;
+	}
+	return 0;
+}
+
+/*
+ * After a call: the pages of every arena that fz_check_dirty() wants, or all
+ * of them and the files under their MAP_PRIVATE pages if @full.
+ */
+static int fz_check_all(bool full)
+{
+	return fz_check_dirty(&la, full) || fz_check_dirty(&ra, full) ||
+	       fz_check_dirty(&sa, full) ||
+	       (full && (fz_check_files(&la) || fz_check_files(&ra) || fz_check_files(&sa)));
 }
 
 /* Give the dirty pages of @a a new generation, in the shadow and in memory. */
@@ -997,6 +1407,251 @@ static int fz_reset_dirty(struct fz_arena *a)
 		i = j;
 	}
 	return 0;
+}
+
+/* ---- window coverage ------------------------------------------------------ */
+
+/*
+ * The limits of our kernel's windows (mm/process_vm_access.c), in bytes as
+ * there, so that they hold on every page size:
+ *   a window spans at most 2 MiB (PVM_MAX_PAGES): it reaches up to 2 MiB
+ *   less a page behind the page the copy resumes at (look-behind), or ahead
+ *   of it (look-ahead); an element of 2 MiB or more gets a window of its own;
+ *   past 128 KiB (PVM_STACK_PAGES, the on-stack page array) a window grows
+ *   only while one page in 4 (PVM_MIN_DENSITY) of its span is in its set;
+ *   a call looks at no more than 4 elements per remote element
+ *   (PVM_LOOKS_PER_SEG);
+ *   after 8 windows in a row that no later element joined (PVM_MISSES),
+ *   only one window in 8 looks ahead (the miss cutoff).
+ * fz_windows() chooses windows over a case's remote iovecs as those rules
+ * do, up to the bytes the call moved, and counts the cases in which each
+ * limit was reached: the seed's run prints them.  A window holds the pages
+ * of the current element, and of the later elements those that are present:
+ * taken here as the filled pages (read-write, or read-only for readv) and
+ * those an earlier window of the call faulted in.  That is close to what the
+ * kernel finds, not exact (a page the fuzzer read through /proc/PID/mem is
+ * present too), so the counts are a measure of reach, no part of the model.
+ */
+#define FZ_WIN_BYTES		(2UL << 20)
+#define FZ_WIN_STACK_BYTES	(128UL << 10)
+#define FZ_WIN_DENSITY		4
+#define FZ_WIN_LOOKS		4
+#define FZ_WIN_MISSES		8
+
+enum fz_wev {
+	FZ_W_AHEAD,		/* a window held a later element's pages */
+	FZ_W_BEHIND,		/* ... pages below the current one */
+	FZ_W_BEHIND_MAX,	/* ... 2 MiB less a page below it */
+	FZ_W_LARGEST,		/* a window spanned 2 MiB */
+	FZ_W_SPAN_AHEAD,	/* look-ahead stopped: 2 MiB span, element above */
+	FZ_W_SPAN_BEHIND,	/* look-ahead stopped: 2 MiB span, element below */
+	FZ_W_OWN_LARGE,		/* an element of 2 MiB or more, in windows of its own */
+	FZ_W_STACK,		/* a window past the on-stack array (128 KiB) */
+	FZ_W_DENSITY,		/* look-ahead stopped by the density rule */
+	FZ_W_LOOKS,		/* the call's looks ran out */
+	FZ_W_CUTOFF,		/* 8 windows alone in a row: look-ahead rationed */
+	FZ_W_RECOVER,		/* a rationed look-ahead found elements again */
+	FZ_W_NR
+};
+
+static const char * const fz_wev_name[] = {
+	"look-ahead", "look-behind", "look-behind to 2 MiB - 1 page", "window of 2 MiB",
+	"stop at 2 MiB ahead", "stop at 2 MiB behind", "element >= 2 MiB",
+	"window > 128 KiB", "stop by density", "looks ran out", "miss cutoff",
+	"look-ahead after the cutoff",
+};
+
+static unsigned long fz_wev_cases[FZ_W_NR];
+
+struct fz_wsim {
+	const struct fz_case *c;
+	const struct fz_arena *a;
+	unsigned long first, span, base, looks, misses, maxp, cur, mid;
+	unsigned long first_set, span_set;	/* the pages of set[] in use */
+	bool sparse, set_used;
+	bool ev[FZ_W_NR];
+	unsigned char *faulted;	/* per page of @a: faulted in by this call */
+	unsigned char set[2 * (FZ_WIN_BYTES / 4096) + 1];
+};
+
+/* Whether page @p is in the window. */
+static bool fz_w_has(const struct fz_wsim *w, unsigned long p)
+{
+	size_t i = p - w->a->base / pg;
+	int k;
+
+	if (p - w->first >= w->span || (w->sparse && !w->set[p - w->base]))
+		return false;
+	if (p - w->cur < w->mid)
+		return true;
+	if (i >= fz_pages)
+		return false;
+	k = w->a->kind[i];
+	return k == FZ_RW || (k == FZ_RO && !w->c->write) || w->faulted[i];
+}
+
+/* Choose the window for element @seg at @addr, @len bytes left, @left to go. */
+static void fz_w_choose(struct fz_wsim *w, unsigned long seg, uintptr_t addr, size_t len,
+			size_t left)
+{
+	const struct fz_case *c = w->c;
+	unsigned long cur = addr / pg, lo, hi, p0, p1, p, held, more, nlo, nhi, own;
+	unsigned long was = w->misses;
+	unsigned long rn = c->rn;
+	uintptr_t last;
+
+	len = len < left ? len : left;
+	left -= len;
+	lo = cur;
+	hi = cur + (addr % pg + len + pg - 1) / pg;
+	w->first = cur;
+	w->sparse = false;
+	w->ev[FZ_W_LOOKS] |= !w->looks;
+	if (hi - lo >= w->maxp)
+		w->ev[FZ_W_OWN_LARGE] = true;
+	if (seg + 1 == rn || !left || hi - lo >= w->maxp || !w->looks ||
+	    (w->misses >= FZ_WIN_MISSES && ++w->misses % FZ_WIN_MISSES)) {
+		w->span = hi - lo < w->maxp ? hi - lo : w->maxp;
+		return;
+	}
+	/* The last set chosen is cleared: it lies in [first, first + span). */
+	if (w->set_used)
+		memset(w->set + (w->first_set - w->base), 0, w->span_set);
+	w->base = cur - (cur < w->maxp - 1 ? cur : w->maxp - 1);
+	memset(w->set + (lo - w->base), 1, hi - lo);
+	held = hi - lo;
+	own = held;
+	while (left && ++seg < rn && w->looks) {
+		w->looks--;
+		len = c->rv[seg].iov_len < left ? c->rv[seg].iov_len : left;
+		if (!len)
+			continue;
+		addr = (uintptr_t)c->rv[seg].iov_base;
+		last = addr + (len - 1);
+		if (last < addr)
+			last = UINTPTR_MAX;
+		p0 = addr / pg;
+		p1 = last / pg;
+		nlo = p0 < lo ? p0 : lo;
+		nhi = p1 + 1 > hi ? p1 + 1 : hi;
+		if (nhi - nlo > w->maxp) {
+			w->ev[p0 < lo ? FZ_W_SPAN_BEHIND : FZ_W_SPAN_AHEAD] = true;
+			break;
+		}
+		for (more = 0, p = p0; p <= p1; p++)
+			more += !w->set[p - w->base];
+		if (nhi - nlo > FZ_WIN_STACK_BYTES / pg &&
+		    nhi - nlo > (held + more) * FZ_WIN_DENSITY) {
+			w->ev[FZ_W_DENSITY] = true;
+			break;
+		}
+		memset(w->set + (p0 - w->base), 1, p1 - p0 + 1);
+		held += more;
+		left -= len;
+		lo = nlo;
+		hi = nhi;
+	}
+	w->ev[FZ_W_LOOKS] |= !w->looks;
+	w->misses = lo == cur && hi == cur + held ? w->misses + 1 : 0;
+	w->ev[FZ_W_CUTOFF] |= w->misses == FZ_WIN_MISSES;
+	w->ev[FZ_W_RECOVER] |= was >= FZ_WIN_MISSES && !w->misses;
+	w->ev[FZ_W_AHEAD] |= held > own;
+	w->ev[FZ_W_BEHIND] |= lo < cur;
+	w->ev[FZ_W_BEHIND_MAX] |= cur - lo == w->maxp - 1;
+	w->ev[FZ_W_LARGEST] |= hi - lo == w->maxp;
+	w->ev[FZ_W_STACK] |= hi - lo > FZ_WIN_STACK_BYTES / pg;
+	w->first = lo;
+	w->span = hi - lo;
+	w->sparse = held < hi - lo;
+	w->set_used = true;
+	w->first_set = lo;
+	w->span_set = hi - lo;
+}
+
+/* The window is pinned: the current element's pages in it are faulted in. */
+static void fz_w_pinned(struct fz_wsim *w, uintptr_t addr, size_t len)
+{
+	unsigned long p;
+	size_t i;
+
+	w->cur = addr / pg;
+	w->mid = (addr % pg + len + pg - 1) / pg;
+	if (w->mid > w->first + w->span - w->cur)
+		w->mid = w->first + w->span - w->cur;
+	for (p = w->cur; p < w->cur + w->mid; p++) {
+		i = p - w->a->base / pg;
+		if (i < fz_pages)
+			w->faulted[i] = 1;
+	}
+}
+
+/* Choose windows for the first @got bytes of case @c, and count the limits reached. */
+static void fz_windows(const struct fz_case *c, const struct fz_expect *e, size_t got)
+{
+	static struct fz_wsim w;
+	static unsigned char *faulted;
+	size_t left = e->ltot, len, n, step;
+	unsigned long seg, k;
+	uintptr_t addr;
+
+	if (!got || c->rn > FZ_IOV_MAX || pg != 4096)
+		return;
+	if (w.set_used)
+		memset(w.set + (w.first_set - w.base), 0, w.span_set);
+	memset(&w, 0, offsetof(struct fz_wsim, set));
+	if (!faulted)
+		faulted = malloc(fz_pages);
+	if (!faulted)
+		return;
+	memset(faulted, 0, fz_pages);
+	w.faulted = faulted;
+	w.a = fz_rarena(c);
+	w.c = c;
+	w.maxp = FZ_WIN_BYTES / pg;
+	w.looks = c->rn * FZ_WIN_LOOKS;
+	for (seg = 0; seg < c->rn && got; seg++) {
+		addr = (uintptr_t)c->rv[seg].iov_base;
+		len = c->rv[seg].iov_len < left ? c->rv[seg].iov_len : left;
+		while (len && got) {
+			if (!fz_w_has(&w, addr / pg)) {
+				fz_w_choose(&w, seg, addr, len, left);
+				fz_w_pinned(&w, addr, len < left ? len : left);
+			}
+			for (n = 1; fz_w_has(&w, addr / pg + n) &&
+			     n < (addr % pg + len + pg - 1) / pg; n++)
+				;
+			step = n * pg - addr % pg;
+			step = step < len ? step : len;
+			step = step < got ? step : got;
+			addr += step;
+			len -= step;
+			left -= step;
+			got -= step;
+		}
+	}
+	for (k = 0; k < FZ_W_NR; k++)
+		fz_wev_cases[k] += w.ev[k];
+}
+
+/* Count the backings of the remote pages that the first @got bytes moved in. */
+static void fz_count_back(const struct fz_case *c, const struct fz_expect *e, size_t got)
+{
+	const struct fz_arena *a = fz_rarena(c);
+	bool seen[FZ_B_NR] = { false };
+	unsigned int k, b;
+	uintptr_t r;
+	size_t n, p;
+
+	fz_windows(c, e, got);
+	for (k = 0; k < e->nchunks && e->chunk[k].off < got; k++) {
+		r = c->write ? e->chunk[k].dst : e->chunk[k].src;
+		n = got - e->chunk[k].off < e->chunk[k].len ? got - e->chunk[k].off :
+							    e->chunk[k].len;
+		for (p = (r - a->base) / pg; p <= (r + n - 1 - a->base) / pg; p++)
+			seen[a->back[p]] = true;
+	}
+	for (b = 0; b < FZ_B_NR; b++)
+		st.moved_back[b] += seen[b];
 }
 
 /* Count the outcome @got of a call that went as the model said. */
@@ -1047,14 +1702,25 @@ static void fz_count_outcome(const struct fz_case *c, const struct fz_expect *e,
 static int fz_run_case(const struct fz_case *c, bool full)
 {
 	struct fz_expect *e = &fz_exp;
-	struct fz_arena *d = c->write ? &ra : &la;
 	long pid = c->pidsel == 0 ? tpid : c->pidsel == 1 ? tpidfd : tmem;
 	bool inj = false;
 	ssize_t ret;
 	size_t got;
 	int err, bad = 0;
 
+	if (c->self)
+		pid = c->pidsel == 0 ? getpid() : c->pidsel == 1 ? spidfd : tmem;
 	fz_model(c, e);
+	/*
+	 * The requested pages are compared after the call, on both sides;
+	 * reading the target back costs more, so where readv names more than
+	 * FZ_READ_BACK of its pages they are left to the full compare before
+	 * the next layout (or at the end).
+	 */
+	fz_mark(&la, c->lv, c->ln);
+	fz_mark(fz_rarena(c), c->rv, c->rn);
+	if (!c->self && !c->write)
+		fz_mark_cap(&ra, FZ_READ_BACK);
 	fz_inject(true);
 	errno = 0;
 	ret = fz_rw(c->write, pid, c->lnull ? NULL : c->lv, c->ln, c->rnull ? NULL : c->rv,
@@ -1067,7 +1733,7 @@ static int fz_run_case(const struct fz_case *c, bool full)
 		/* An allocation or a user copy failed before any byte moved. */
 		inj = err != e->err && !(e->xfer && !e->hi && err == EFAULT);
 		if (e->xfer)
-			fz_apply(e, c->write, 0);
+			fz_apply(c, e, 0);
 	} else if (e->err) {
 		bad = ret != -1 || err != e->err;
 	} else if (!e->xfer) {
@@ -1080,7 +1746,7 @@ static int fz_run_case(const struct fz_case *c, bool full)
 		bad = ret == 0 || (ret < 0 && err != EFAULT) || got > e->hi ||
 		      (!faults && got != e->hi);
 		if (!bad)
-			fz_apply(e, c->write, got);
+			fz_apply(c, e, got);
 	}
 	if (bad) {
 		snprintf(why, sizeof(why), "returned %zd (errno %d %s), model: %s%zd%s", ret, err,
@@ -1101,9 +1767,10 @@ static int fz_run_case(const struct fz_case *c, bool full)
 	}
 	st.bytes += got;
 
-	if (fz_check_dirty(d, full) || (full && fz_check_dirty(d == &la ? &ra : &la, true)))
+	fz_count_back(c, e, got);
+	if (fz_check_all(full))
 		return 1;
-	if (fz_reset_dirty(d)) {
+	if (fz_reset_dirty(&la) || fz_reset_dirty(&ra) || fz_reset_dirty(&sa)) {
 		fz_infra = true;
 		snprintf(why, sizeof(why), "cannot reset target pages: %s", strerror(errno));
 		return 1;
@@ -1335,23 +2002,17 @@ static void fz_draw(struct fz_case *c)
 	lsmall = ln > 64 || (rn > 64 && fz_pct(50));
 	rsmall = rn > 64 || (ln > 64 && fz_pct(50));
 	fz_draw_side(c->lv, ln, &la, &ra, !c->write, lclean, weird ? 10 : 0, lsmall);
-	fz_draw_side(c->rv, rn, &ra, &la, c->write, false, weird ? 10 : 0, rsmall);
+	fz_draw_side(c->rv, rn, fz_rarena(c), fz_oarena(c), c->write, false, weird ? 10 : 0,
+		     rsmall);
 	/* Now and then one large remote element over much of the arena. */
 	if (rn && fz_pct(2)) {
-		c->rv[0].iov_base = (void *)(ra.base + fz_below(4) * pg + fz_below(pg));
+		c->rv[0].iov_base = (void *)(fz_rarena(c)->base + fz_below(4) * pg + fz_below(pg));
 		c->rv[0].iov_len = (fz_pages - 4) * pg + fz_below(4 * pg);
 	}
 }
 
 /* ---- structured remote vectors (--shapes) ------------------------------------ */
 
-/* Remote pages made bad for one case, restored before the next one is drawn. */
-#define FZ_INJ_MAX		4
-static struct {
-	unsigned int page;
-	unsigned char kind;
-} fz_inj[FZ_INJ_MAX];
-static unsigned int fz_ninj;
 static long long fz_off[FZ_IOV_MAX];	/* offsets of a shape, before placement */
 
 struct fz_lens {
@@ -1512,7 +2173,8 @@ static unsigned long fz_shape1(struct iovec *v, long long *off, unsigned long ma
 {
 	long long span = (long long)fz_pages * pg, d, j, far, cur, blk, len;
 	unsigned long n = fz_shape_count(max), i, k, m;
-	unsigned int sh = fz_below(FZ_SH_NR), p;
+	unsigned int sh = fz_pct(30) ? FZ_SH_EDGE + fz_below(2) : fz_below(FZ_SH_NR), p;
+	long long maxp = FZ_WIN_BYTES / pg;
 	bool absolute = false;
 	struct fz_lens l;
 	int w = 0;
@@ -1643,6 +2305,90 @@ static unsigned long fz_shape1(struct iovec *v, long long *off, unsigned long ma
 		}
 		w = snprintf(desc, dn, "excursions from a %lld B stride", d);
 		break;
+	case FZ_SH_EDGE:
+		/*
+		 * Windows at their limits: an element, then a run of elements
+		 * one to four pages apart (dense enough for a window to take
+		 * them all) going down (look-behind) or up (look-ahead) to the
+		 * page 2 MiB less one page away, then one element 0-2 pages
+		 * past that: windows of exactly 2 MiB, the farthest
+		 * look-behind, and a span of 2 MiB and one or two pages that
+		 * must not be taken.  Again from a new start, as often as the
+		 * elements allow.  Elements of 1-64 bytes, in one page or
+		 * across the end of one.  Or, one time in four, elements of
+		 * 2 MiB (less or plus a page or a byte) back to back or apart:
+		 * each the largest window by itself.
+		 */
+		if (fz_pct(25)) {
+			n = n < 4 ? n : 1 + fz_below(4);
+			d = fz_pct(50) ? 0 : (long long)fz_below(3 * pg);
+			cur = fz_pct(50) ? 0 : (long long)fz_below(pg);
+			for (i = 0; i < n; i++) {
+				static const int dl[] = { -4096, -1, 0, 0, 1, 4096 };
+
+				v[i].iov_len = FZ_WIN_BYTES +
+					       (dl[fz_below(6)] * (long long)pg) / 4096;
+				off[i] = cur;
+				cur += v[i].iov_len + d;
+			}
+			w = snprintf(desc, dn, "edge, elements of 2 MiB, gap %lld B", d);
+			break;
+		}
+		k = fz_pct(20) ? 1 : 2 + fz_below(3);
+		p = fz_pct(65);		/* down */
+		far = fz_below(3);
+		j = fz_pct(70) ? (long long)fz_below(pg - 64) : (long long)pg - 1 - fz_below(32);
+		cur = 0;
+		for (i = 0, m = 0; i < n; i++) {
+			if (m == 0)
+				d = 0;
+			else if (m * k < (unsigned long)maxp - 1)
+				d = m * k;
+			else if (m * k < (unsigned long)maxp - 1 + k)
+				d = maxp - 1;
+			else
+				d = maxp - 1 + far;
+			off[i] = cur + (p ? -d : d) * (long long)pg + j;
+			v[i].iov_len = 1 + fz_below(64);
+			if (d == maxp - 1 + far) {
+				m = 0;
+				cur += (p ? -1 : 1) * (maxp + 8) * (long long)pg;
+				continue;
+			}
+			m++;
+		}
+		w = snprintf(desc, dn, "edge, %s %lld B apart to 2 MiB %s%lld pages",
+			     p ? "down" : "up", k * (long long)pg, far ? "+ " : "", far);
+		break;
+	case FZ_SH_SCATTER:
+		/*
+		 * Runs of 7-9 or 15-17 elements, each over 2 MiB from the one
+		 * before (no window joins them: the miss count rises to the
+		 * cutoff), then a group of near elements that windows could
+		 * share again.
+		 */
+		k = fz_pct(50) ? 7 + fz_below(3) : 15 + fz_below(3);
+		blk = 0;
+		m = 4 + fz_below(40);
+		d = fz_near_stride();
+		far = maxp + 1 + fz_below(8);
+		cur = 0;
+		for (i = 0; i < n; i++) {
+			p = i % (k + m);
+			if (p < k) {
+				off[i] = (long long)(p % 4) * far * (long long)pg + fz_below(pg);
+				v[i].iov_len = 1 + fz_below(pg / 2);
+				continue;
+			}
+			if (p == k) {
+				blk = (long long)fz_below(4) * far * (long long)pg / 2;
+				cur = 0;
+			}
+			off[i] = blk + cur;
+			cur += d;
+		}
+		w = snprintf(desc, dn, "scatter, %lu 2 MiB apart then %lu near", k, m);
+		break;
 	default:
 		/* Blocks going down, or up but each starting behind the last one's end. */
 		k = 1 + fz_below(64);
@@ -1758,7 +2504,7 @@ static void fz_inj_restore(void)
 {
 	while (fz_ninj) {
 		fz_ninj--;
-		fz_set_kind(&ra, fz_inj[fz_ninj].page, fz_inj[fz_ninj].kind);
+		fz_set_kind(fz_inj[fz_ninj].a, fz_inj[fz_ninj].page, fz_inj[fz_ninj].kind);
 	}
 }
 
@@ -1773,13 +2519,14 @@ static void fz_inj_draw(const struct fz_case *c)
 					       FZ_HOLE, FZ_RO, FZ_ZERO, FZ_HOLE, FZ_NONE };
 	uintptr_t lo = UINTPTR_MAX, hi = 0, b;
 	unsigned long i, rn = c->rn > FZ_IOV_MAX ? FZ_IOV_MAX : c->rn;
+	struct fz_arena *ra = fz_rarena(c);
 	unsigned int k;
 
 	if (!rn || !fz_pct(45))
 		return;
 	for (i = 0; i < rn; i++) {
 		b = (uintptr_t)c->rv[i].iov_base;
-		if (b - ra.base >= fz_pages * pg)
+		if (b - ra->base >= fz_pages * pg)
 			continue;
 		lo = b < lo ? b : lo;
 		hi = b > hi ? b : hi;
@@ -1793,11 +2540,14 @@ static void fz_inj_draw(const struct fz_case *c)
 			b = lo + fz_below(hi - lo + 1);
 		else
 			b += fz_below(c->rv[i].iov_len);
-		if (b - ra.base >= fz_pages * pg)
+		if (b - ra->base >= fz_pages * pg)
 			continue;
-		fz_inj[fz_ninj].page = (b - ra.base) / pg;
-		fz_inj[fz_ninj].kind = ra.kind[fz_inj[fz_ninj].page];
-		fz_set_kind(&ra, fz_inj[fz_ninj++].page, kinds[fz_below(sizeof(kinds))]);
+		fz_inj[fz_ninj].a = ra;
+		fz_inj[fz_ninj].page = (b - ra->base) / pg;
+		fz_inj[fz_ninj].kind = ra->kind[fz_inj[fz_ninj].page];
+		/* Compared after the call too: no element names it, perhaps. */
+		ra->want[fz_inj[fz_ninj].page] = 1;
+		fz_set_kind(ra, fz_inj[fz_ninj++].page, kinds[fz_below(sizeof(kinds))]);
 		st.sh_inj++;
 	}
 }
@@ -1818,11 +2568,69 @@ static void fz_draw_shaped(struct fz_case *c)
 	c->rnull = false;
 	c->lshape[0] = 0;
 	st.shaped++;
-	c->rn = fz_shape(c->rv, &ra, &la, c->rshape, sizeof(c->rshape));
+	c->rn = fz_shape(c->rv, fz_rarena(c), fz_oarena(c), c->rshape, sizeof(c->rshape));
 	for (i = 0; i < c->rn; i++)
 		need += c->rv[i].iov_len < cap ? c->rv[i].iov_len : cap;
 	fz_shape_local(c, need < cap ? need : cap);
 	fz_inj_draw(c);
+}
+
+/*
+ * Where the remote iovecs lie in the caller's own local arena (c->self 2), a
+ * case is kept only if the model can say exactly what it does.  The kernel
+ * copies chunk after chunk, so a chunk reads what an earlier one wrote; but
+ * no chunk may overlap itself (in what order one copy moves its bytes is
+ * not the model's to know), and for readv no destination page may be one
+ * for which a read pin can hold another page than the one the local write
+ * lands in: a never touched private page (the pin holds the zero page) or a
+ * MAP_PRIVATE file page (its page cache page, until the write copies it).
+ * GUP and the write fault disagree there, in mainline as in ours.
+ */
+static bool fz_overlap_ok(const struct fz_case *c)
+{
+	struct fz_expect *e = &fz_exp;
+	unsigned int k;
+	size_t p;
+
+	fz_model(c, e);
+	for (k = 0; k < e->nchunks; k++) {
+		const struct fz_chunk *ch = &e->chunk[k];
+
+		if (ch->src < ch->dst + ch->len && ch->dst < ch->src + ch->len)
+			return false;
+		if (c->write)
+			continue;
+		for (p = (ch->dst - la.base) / pg; p <= (ch->dst + ch->len - 1 - la.base) / pg;
+		     p++)
+			if (la.back[p] == FZ_B_FPRIV ||
+			    (la.kind[p] == FZ_ZERO &&
+			     (la.back[p] == FZ_B_ANON || la.back[p] == FZ_B_THP)))
+				return false;
+	}
+	return true;
+}
+
+/*
+ * Draw a case: one in ten has the caller as its own target, the remote
+ * iovecs in a third arena or in the local one (falling back to the third
+ * where fz_overlap_ok() refuses).
+ */
+static void fz_draw_case(struct fz_case *c)
+{
+	int self = fz_pct(10) ? 1 + fz_below(2) : 0;
+
+	for (;;) {
+		c->self = self;
+		if (shapes && fz_pct(75))
+			fz_draw_shaped(c);
+		else
+			fz_draw(c);
+		if (self != 2 || fz_overlap_ok(c))
+			break;
+		fz_inj_restore();
+		self = 1;
+	}
+	st.self[c->self]++;
 }
 
 /* ---- reporting and shrinking ----------------------------------------------- */
@@ -1848,13 +2656,18 @@ static void fz_print_layout(const struct fz_arena *a)
 	char s[FZ_ROW + 1];
 	unsigned int i, j;
 
-	ksft_print_msg("  %s = 0x%llx, pages (w rw, z untouched, r ro, n none, . hole):\n",
+	ksft_print_msg("  %s = 0x%llx, pages (w rw, z untouched, r ro, n none, . hole),\n"
+		       "  under each its memory (a anon, f file shared, p file private,\n"
+		       "  m memfd, s shared anon, t THP block):\n",
 		       a->name, (unsigned long long)a->base);
 	for (i = 0; i < fz_pages; i += FZ_ROW) {
 		for (j = 0; j < FZ_ROW && i + j < fz_pages; j++)
 			s[j] = fz_kind_char[a->kind[i + j]];
 		s[j] = 0;
 		ksft_print_msg("    %5u |%s|\n", i, s);
+		for (j = 0; j < FZ_ROW && i + j < fz_pages; j++)
+			s[j] = fz_back_char[a->back[i + j]];
+		ksft_print_msg("          %s\n", s);
 	}
 }
 
@@ -1887,6 +2700,8 @@ static void fz_drop(struct iovec *v, unsigned long *n, unsigned long i, unsigned
 static bool fz_fails(const struct fz_case *c)
 {
 	if (fz_rebuild())
+		return false;
+	if (c->self == 2 && !fz_overlap_ok(c))
 		return false;
 	return fz_run_case(c, true) != 0;
 }
@@ -1949,6 +2764,27 @@ static int fz_read_pins(long long *acq, long long *rel, bool *refreshed)
 }
 
 /* ---- main ------------------------------------------------------------------- */
+
+/* The value of @key in /proc/@pid/smaps_rollup (@pid 0: this process), or -1. */
+static long fz_smaps_kb(pid_t pid, const char *key)
+{
+	char path[64], line[256];
+	long kb = -1;
+	FILE *f;
+
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%d/smaps_rollup", pid);
+	else
+		snprintf(path, sizeof(path), "/proc/self/smaps_rollup");
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, strlen(key)))
+			kb = strtol(line + strlen(key), NULL, 10);
+	fclose(f);
+	return kb;
+}
 
 static void fz_usage(const char *prog)
 {
@@ -2042,6 +2878,7 @@ int main(int argc, char **argv)
 	double secs = 120, t0, el;
 	char path[64];
 	unsigned long long full_every;
+	long thp_kb[2];
 	unsigned int i;
 	long pages = 0;
 	int opt, tries = 0;
@@ -2140,7 +2977,9 @@ int main(int argc, char **argv)
 	if (pins && fz_read_pins(&acq0, &rel0, &ref0))
 		ksft_exit_skip("--check-pins: no nr_foll_pin_* in /proc/vmstat\n");
 
-	if (fz_arena_init(&la) || fz_arena_init(&ra))
+	if (pg == 4096 && fz_pages >= FZ_WIN_BYTES / pg)
+		fz_blk = FZ_WIN_BYTES / pg;
+	if (fz_arena_init(&la) || fz_arena_init(&ra) || fz_arena_init(&sa))
 		ksft_exit_skip("cannot map the arenas: %s\n", strerror(errno));
 	user_top = fz_probe_top();
 	ksft_print_msg("local ranges end at or below 0x%llx (access_ok)\n", user_top);
@@ -2157,29 +2996,38 @@ int main(int argc, char **argv)
 	if (flags_ok & PROCESS_VM_PIDFD) {
 		while ((tpidfd = syscall(__NR_pidfd_open, tpid, 0)) < 0 && fz_again(&tries))
 			;
-		if (tpidfd < 0)
+		while ((spidfd = syscall(__NR_pidfd_open, getpid(), 0)) < 0 && fz_again(&tries))
+			;
+		if (tpidfd < 0 || spidfd < 0)
 			flags_ok &= ~PROCESS_VM_PIDFD;
 	}
-	if (fz_rebuild() || fz_check_dirty(&ra, true)) {
+	if (fz_rebuild() || fz_check_all(true)) {
 		fz_target_stop();
 		ksft_exit_skip("cannot set up the target's arena (%s)\n", why);
 	}
+	if (fz_blk)
+		ksft_print_msg("THP blocks: %lu; AnonHugePages: here %ld kB, target %ld kB\n",
+			       st.thp_blocks, fz_smaps_kb(0, "AnonHugePages:"),
+			       fz_smaps_kb(tpid, "AnonHugePages:"));
 
 	/* Full compares cost as much as the arenas are large: fewer of them. */
 	full_every = FZ_FULL_CHECK * (fz_pages > FZ_FULL_PAGES ? fz_pages / FZ_FULL_PAGES : 1);
 	t0 = fz_now();
 	for (it = 0; it < iters; it++) {
-		if ((it & 255) == 0 && it && secs > 0 && fz_now() - t0 >= secs)
+		if (it && secs > 0 && fz_now() - t0 >= secs)
 			break;
+		/* Every byte compared before a new layout writes over pages. */
+		if (it && it % FZ_RELAYOUT == 0 && fz_check_all(true)) {
+			fz_cur.ln = 0;
+			fz_cur.rn = 0;
+			goto mismatch;
+		}
 		fz_inj_restore();
 		if (it && it % FZ_RELAYOUT == 0 && fz_relayout()) {
 			snprintf(why, sizeof(why), "cannot change the layout: %s", strerror(errno));
 			goto fail_infra;
 		}
-		if (shapes && fz_pct(75))
-			fz_draw_shaped(&fz_cur);
-		else
-			fz_draw(&fz_cur);
+		fz_draw_case(&fz_cur);
 		if (fz_redo && fz_target_layout()) {
 			snprintf(why, sizeof(why), "cannot change the layout: %s", strerror(errno));
 			goto fail_infra;
@@ -2187,12 +3035,14 @@ int main(int argc, char **argv)
 		if (fz_run_case(&fz_cur, (it + 1) % full_every == 0))
 			goto mismatch;
 	}
-	if (fz_check_dirty(&la, true) || fz_check_dirty(&ra, true)) {
+	if (fz_check_all(true)) {
 		fz_cur.ln = 0;
 		fz_cur.rn = 0;
 		goto mismatch;
 	}
 	el = fz_now() - t0;
+	thp_kb[0] = fz_smaps_kb(0, "AnonHugePages:");
+	thp_kb[1] = fz_smaps_kb(tpid, "AnonHugePages:");
 	fz_target_stop();
 
 	ksft_print_msg("%llu iterations in %.1f s (%.0f/s), seed %llu\n", it, el,
@@ -2210,6 +3060,20 @@ int main(int argc, char **argv)
 		for (i = 0; i < FZ_SH_NR; i++)
 			ksft_print_msg("  %-10s %lu\n", fz_shape_name[i], st.sh_kind[i]);
 	}
+	ksft_print_msg("cases by target: another process %lu, itself %lu (in S), %lu (in L)\n",
+		       st.self[0], st.self[1], st.self[2]);
+	ksft_print_msg("cases that moved bytes in remote pages of each memory\n");
+	ksft_print_msg("  (%s): %lu %lu %lu %lu %lu %lu\n",
+		       "anon, file shared, file private, memfd, shared anon, THP block",
+		       st.moved_back[0], st.moved_back[1], st.moved_back[2], st.moved_back[3],
+		       st.moved_back[4], st.moved_back[5]);
+	ksft_print_msg("THP blocks set up: %lu; AnonHugePages now: here %ld kB, target %ld kB\n",
+		       st.thp_blocks, thp_kb[0], thp_kb[1]);
+	ksft_print_msg("MAP_PRIVATE file pages found unchanged in the files: %lu\n",
+		       st.file_checks);
+	ksft_print_msg("cases whose windows (as our kernel chooses them) reached:\n");
+	for (i = 0; i < FZ_W_NR; i++)
+		ksft_print_msg("  %-30s %lu\n", fz_wev_name[i], fz_wev_cases[i]);
 	if (faults) {
 		ksft_print_msg("failed early (injected): ENOMEM %lu, EFAULT %lu; cut short %lu\n",
 			       st.inj_enomem, st.inj_efault, st.inj_short);
