@@ -657,7 +657,23 @@ static ssize_t pvm_transfer(struct pvm_xfer *x, const struct iovec *riov,
 				i = page - x->first;
 			}
 
-			ok = pvm_copy_pinned(x, i, offset, len, &done);
+			/*
+			 * What is left of the element lies in this page: the
+			 * one copy needs no loop (a small call, a gather).
+			 */
+			if (offset + len <= PAGE_SIZE) {
+				struct page *p = x->pages[i];
+
+				if (x->write) {
+					done = pvm_copy(x->iter, p, offset, len, true);
+					flush_dcache_page(p);
+				} else {
+					done = pvm_copy(x->iter, p, offset, len, false);
+				}
+				ok = done == len;
+			} else {
+				ok = pvm_copy_pinned(x, i, offset, len, &done);
+			}
 			copied += done;
 			unchecked += done;
 			if (!ok) {
