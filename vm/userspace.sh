@@ -55,8 +55,11 @@ for abi in $abis; do
 		[ -x "$t" ] && [ -f "$t" ] || continue
 		case $t in */cma_fuzz|*/cma_churn) continue ;; esac
 		echo "# cma-selftest: $t"
+		s=$(date +%s)
 		# shellcheck disable=SC2086
 		"./$t" ${CMA_SELFTEST_ARGS:-} || rc=1
+		# Wall time per program, against the timeout in settings.
+		echo "# cma-selftest-time: $t $(($(date +%s) - s)) s"
 	done
 done
 exit $rc
