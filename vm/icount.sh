@@ -375,7 +375,7 @@ if [[ ",$sizes," == *,4K,* && ",$sizes," == *,256K,* ]]; then
 	percall() {
 		local f=$1/pc-$2-$4-$3 i nc r ind l
 		read -r i _ <"$f.n"
-		nc=$(awk '$1 !~ /(copy|iter|memcpy|memmove|movs)/ { n += $2 } END { print n + 0 }' "$f.fn")
+		nc=$(awk '$1 !~ /(copy|iter|memcpy|memmove|movs)/ || $1 ~ /^pvm_/ { n += $2 } END { print n + 0 }' "$f.fn")
 		read -r r ind l <"$f.kind"
 		echo "$i $nc $((r + ind)) $l"
 	}
@@ -394,7 +394,8 @@ if [[ ",$sizes," == *,4K,* && ",$sizes," == *,256K,* ]]; then
 		done
 	done
 	echo "(non-copy: outside the functions whose names hold copy, iter, memcpy,"
-	echo " memmove or movs, i.e. the iov_iter copy; ret+ind: returns plus indirect"
+	echo " memmove or movs, i.e. the iov_iter copy; our own pvm_* functions count"
+	echo " as non-copy whatever their names; ret+ind: returns plus indirect"
 	echo " calls and jumps; lock: lock-prefixed instructions; all as built, before"
 	echo " boot-time patching)"
 fi
