@@ -6,6 +6,7 @@
 #                 natively, the log gate; ends with "N passed, N failed"
 #   make check-fresh  make run and make check in a fresh Debian 12 root
 #   make clients  strace, Open MPI, UCX and hpcc on our kernel and stock 6.12
+#   make clients-check  the same without hpcc: the pass/fail lines only
 # Build output goes to build/ (override with BUILD=dir).
 
 BUILD ?= $(CURDIR)/build
@@ -13,7 +14,7 @@ export BUILD
 
 .PHONY: all run check deps base series series-check series-apply kernel \
 	kernel-stock selftests demo vm-shell bench bench-vm bench-uml bench-ab bench-ab-uml icount \
-	check-debug check-uml check-fresh check-gup clients clients-hpcc \
+	check-debug check-uml check-fresh check-gup clients clients-check clients-hpcc \
 	clean help
 
 all: kernel
@@ -79,6 +80,11 @@ check-uml: deps
 # kernel and on stock 6.12: pass/fail lines, then the hpcc table.
 clients: deps series-apply
 	@vm/clients.sh
+
+# The pass/fail part alone (no hpcc): what make check-fresh can afford,
+# e.g. FRESH_CMDS=clients-check vm/check-fresh.sh.
+clients-check: deps series-apply
+	@vm/clients.sh --no-hpcc
 
 clients-hpcc: deps series-apply
 	@vm/clients.sh --hpcc-only

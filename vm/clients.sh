@@ -11,7 +11,11 @@
 #   vm/clients.sh [--no-hpcc | --hpcc-only | --quick] [--kernels "patched stock"]
 # --quick (make check's stage): strace and Open MPI with 2 ranks, on our
 # kernel only, no hpcc, and the kernel as built (make check's kernel stage).
-# HPCC_RUNS (3) runs per mechanism and kernel, HPCC_NP (2) ranks.
+# HPCC_RUNS (3) runs per mechanism and kernel, HPCC_NP (2) ranks,
+# HPCC_SMP (2) vCPUs of hpcc's VM; HPCC_ICOUNT=SHIFT boots it with QEMU's
+# -icount shift=SHIFT,sleep=off: one vCPU thread, and the guest's clock
+# counts guest instructions (2^SHIFT ns each) instead of host time, so
+# that hpcc's timings no longer depend on the host's load.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -25,7 +29,8 @@ while [ $# -gt 0 ]; do
 	*) die "vm/clients.sh: unknown option '$1'" ;;
 	esac
 done
-runs=${HPCC_RUNS:-3} np=${HPCC_NP:-2}
+runs=${HPCC_RUNS:-3} np=${HPCC_NP:-2} hsmp=${HPCC_SMP:-2} hqemu=${VM_QEMU_ARGS:-}
+[ -z "${HPCC_ICOUNT:-}" ] || hqemu="$hqemu -icount shift=$HPCC_ICOUNT,sleep=off"
 need strace openmpi-bin libopenmpi-dev hpcc ucx-utils qemu-system-x86
 out=$B/clients
 bin=$out/bin
@@ -62,7 +67,8 @@ for k in $kernels; do
 	if [ "$hpcc" = 1 ]; then
 		log=$out/hpcc-$k.log
 		t0=$(date +%s)
-		"$ROOT/vm/run" --hostfs --kernel "$k" --timeout $((1500 * 2 * runs)) -- "$ROOT/clients/hpcc-in-vm.sh" "$out/hpccinf.txt" "$runs" "$np" >"$log" 2>&1
+		VM_QEMU_ARGS=$hqemu "$ROOT/vm/run" --hostfs --kernel "$k" --smp "$hsmp" --timeout $((1500 * 2 * runs)) -- \
+			"$ROOT/clients/hpcc-in-vm.sh" "$out/hpccinf.txt" "$runs" "$np" >"$log" 2>&1
 		rc=$?
 		stage "hpcc ($k): VM $(($(date +%s) - t0))s, log $log"
 		if [ "$rc" -eq 0 ] && [ "$(grep -c '^HPCC [a-z]* [0-9]* Nat' "$log")" -eq $((2 * runs)) ]; then
