@@ -440,14 +440,23 @@ st_man_page() { need man-db groff-base; sh "$ROOT/man/check.sh"; }
 
 # The seeded fuzzer in the VM, every ABI, with the pin balance checked: its
 # random draws, then --shapes (structured vectors over 2048-page arenas).
-# FUZZ_SECONDS sets each budget per ABI; a failure prints the seed to replay.
+# FUZZ_SECONDS sets each budget per ABI.  Each ABI has its own seed,
+# derived from one base seed (FUZZ_SEED, else the time): ABI k of
+# x86_64, i386, x32 (k = 0, 1, 2) gets base * 3 + k, so no two ABIs or
+# runs share one; the stage prints them all, the fuzzer prints its own,
+# and FUZZ_SEED=base replays the three.
 st_vm_fuzz() {
-	local secs=${FUZZ_SECONDS:-4} seed=${FUZZ_SEED:-$(date +%s)}
-	"$ROOT/vm/run" --timeout 900 --add "$B/add/selftests" -- sh -c "
-		for abi in x86_64 i386 x32; do
-			/cma/\$abi/cma_fuzz --seed $seed --seconds $secs --iterations 100000000 --check-pins || exit 1
-			/cma/\$abi/cma_fuzz --shapes --seed $seed --seconds $secs --iterations 100000000 --check-pins || exit 1
-		done"
+	local secs=${FUZZ_SECONDS:-4} base=${FUZZ_SEED:-$(date +%s)} abi seed k=0 cmds=
+	echo "vm-fuzz: base seed $base (FUZZ_SEED=$base replays every ABI)"
+	for abi in x86_64 i386 x32; do
+		seed=$((base * 3 + k))
+		k=$((k + 1))
+		echo "vm-fuzz: $abi seed $seed"
+		cmds="$cmds
+			/cma/$abi/cma_fuzz --seed $seed --seconds $secs --iterations 100000000 --check-pins || exit 1
+			/cma/$abi/cma_fuzz --shapes --seed $seed --seconds $secs --iterations 100000000 --check-pins || exit 1"
+	done
+	"$ROOT/vm/run" --timeout 900 --add "$B/add/selftests" -- sh -c "$cmds"
 }
 
 # The selftests under User-Mode Linux (the patched tree as ARCH=um): a

@@ -29,10 +29,22 @@ progs=$(sed -n 's/^TEST_GEN_PROGS[[:space:]]*:=//p' "$src/Makefile")
 [ -n "$progs" ] || { echo "tapcheck: no TEST_GEN_PROGS in $src/Makefile"; exit 1; }
 
 # The case names a source defines: fixture[.variant].test, as the harness
-# prints them.
+# prints them.  Variants come from FIXTURE_VARIANT_ADD() lines, or from a
+# header beside the source that adds them for the fixture a macro names
+# (cma_rw_variants.h: "#define CMA_RW_FIXTURE name" before its #include).
 cases_of() {
-	awk '
+	awk -v src="$1" '
 	function args(s) { sub(/^[A-Z_]+\(/, "", s); sub(/\).*/, "", s); gsub(/[ \t]/, "", s); return s }
+	FILENAME != src && /^[A-Z_]*FIXTURE_VARIANT_ADD\(/ {
+		h = FILENAME; sub(/.*\//, "", h); split(args($0), a, ","); tvar[h, a[1]] = tvar[h, a[1]] " " a[2]
+	}
+	FILENAME != src { next }
+	/^#define [A-Z_]+[ \t]+[a-z_0-9]+[ \t]*$/ { def[$2] = $3; next }
+	/^#include "/ {
+		h = $2; gsub(/"/, "", h)
+		for (m in def) if ((h, m) in tvar) { var[def[m]] = var[def[m]] tvar[h, m]; delete def[m] }
+		next
+	}
 	/^FIXTURE_VARIANT_ADD\(/ { split(args($0), a, ","); var[a[1]] = var[a[1]] " " a[2]; next }
 	/^TEST_F(_TIMEOUT|_SIGNAL)?\(/ { split(args($0), a, ","); t[++n] = a[1] "," a[2]; next }
 	/^TEST(_SIGNAL)?\(/ { split(args($0), a, ","); t[++n] = "global," a[1]; next }
@@ -44,7 +56,7 @@ cases_of() {
 			for (j = 1; j <= k; j++)
 				print a[1] "." v[j] "." a[2]
 		}
-	}' "$1" | LC_ALL=C sort
+	}' "$(dirname "$1")"/*.h "$1" | LC_ALL=C sort
 }
 
 bad=0 total=0 skipped=0

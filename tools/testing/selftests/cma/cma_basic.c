@@ -17,17 +17,8 @@ FIXTURE(basic) {
 	size_t page;
 };
 
-FIXTURE_VARIANT(basic) {
-	bool write;
-};
-
-FIXTURE_VARIANT_ADD(basic, readv) {
-	.write = false,
-};
-
-FIXTURE_VARIANT_ADD(basic, writev) {
-	.write = true,
-};
+#define CMA_RW_FIXTURE basic
+#include "cma_rw_variants.h"
 
 FIXTURE_SETUP(basic)
 {

@@ -187,6 +187,15 @@ static inline bool cma_on_uml(void)
 	return uml;
 }
 
+/* ---- fixtures -------------------------------------------------------- */
+
+/*
+ * FIXTURE_VARIANT() and FIXTURE_VARIANT_ADD() with @fixture macro-expanded
+ * first (the harness pastes the name as written), for cma_rw_variants.h.
+ */
+#define CMA_FIXTURE_VARIANT(fixture)		FIXTURE_VARIANT(fixture)
+#define CMA_FIXTURE_VARIANT_ADD(fixture, name)	FIXTURE_VARIANT_ADD(fixture, name)
+
 /* ---- the pattern ---------------------------------------------------- */
 
 #define CMA_PAT_MUL	0x9e3779b1u

@@ -450,17 +450,8 @@ FIXTURE(disk_nowait) {
 	struct dfile d;
 };
 
-FIXTURE_VARIANT(disk_nowait) {
-	bool write;
-};
-
-FIXTURE_VARIANT_ADD(disk_nowait, readv) {
-	.write = false,
-};
-
-FIXTURE_VARIANT_ADD(disk_nowait, writev) {
-	.write = true,
-};
+#define CMA_RW_FIXTURE disk_nowait
+#include "cma_rw_variants.h"
 
 FIXTURE_SETUP(disk_nowait)
 {

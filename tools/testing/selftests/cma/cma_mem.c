@@ -61,17 +61,8 @@ FIXTURE(mem) {
 /* The fixture's type, for the helpers below that take it. */
 #define MEM_DATA FIXTURE_DATA(mem)
 
-FIXTURE_VARIANT(mem) {
-	bool write;
-};
-
-FIXTURE_VARIANT_ADD(mem, readv) {
-	.write = false,
-};
-
-FIXTURE_VARIANT_ADD(mem, writev) {
-	.write = true,
-};
+#define CMA_RW_FIXTURE mem
+#include "cma_rw_variants.h"
 
 FIXTURE_SETUP(mem)
 {

@@ -15,17 +15,8 @@ FIXTURE(partial) {
 	size_t page;
 };
 
-FIXTURE_VARIANT(partial) {
-	bool write;
-};
-
-FIXTURE_VARIANT_ADD(partial, readv) {
-	.write = false,
-};
-
-FIXTURE_VARIANT_ADD(partial, writev) {
-	.write = true,
-};
+#define CMA_RW_FIXTURE partial
+#include "cma_rw_variants.h"
 
 FIXTURE_SETUP(partial)
 {

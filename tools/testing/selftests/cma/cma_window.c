@@ -28,17 +28,8 @@ FIXTURE(window) {
 	struct area a;
 };
 
-FIXTURE_VARIANT(window) {
-	bool write;
-};
-
-FIXTURE_VARIANT_ADD(window, readv) {
-	.write = false,
-};
-
-FIXTURE_VARIANT_ADD(window, writev) {
-	.write = true,
-};
+#define CMA_RW_FIXTURE window
+#include "cma_rw_variants.h"
 
 FIXTURE_SETUP(window)
 {
