@@ -39,6 +39,7 @@
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <linux/capability.h>
+#include <linux/const.h>
 #include <linux/userfaultfd.h>
 #include <poll.h>
 #include <sys/ioctl.h>
@@ -1207,6 +1208,47 @@ static inline int cma_uffd_serve_region(struct cma_uffd_server *s, struct cma_re
 		return -1;
 	errno = pthread_create(&s->th, NULL, cma_uffd_serve, s);
 	return errno ? -1 : 0;
+}
+
+/* ---- page frames and flags -------------------------------------------- */
+
+#define CMA_PG_PRESENT	_BITULL(63)	/* cma_page_info(): the page is present */
+
+/*
+ * The page frame of @addr in @pid (0 if not present) and its
+ * /proc/kpageflags, with CMA_PG_PRESENT added.  -1 where they cannot be read
+ * (both need CAP_SYS_ADMIN).
+ */
+static inline int cma_page_info(pid_t pid, uintptr_t addr, uint64_t *pfn, uint64_t *flags)
+{
+	char path[64];
+	uint64_t ent;
+	int pm, kpf, ret = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d/pagemap", pid);
+	pm = open(path, O_RDONLY | O_CLOEXEC);
+	kpf = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
+	if (pm < 0 || kpf < 0)
+		goto out;
+	if (pread64(pm, &ent, sizeof(ent), addr / cma_page() * sizeof(ent)) != sizeof(ent))
+		goto out;
+	*pfn = 0;
+	*flags = 0;
+	if (ent & CMA_PG_PRESENT) {
+		*pfn = ent & ((1ULL << 55) - 1);
+		if (!*pfn)
+			goto out;
+		if (pread64(kpf, flags, sizeof(*flags), *pfn * sizeof(*flags)) != sizeof(*flags))
+			goto out;
+		*flags |= CMA_PG_PRESENT;
+	}
+	ret = 0;
+out:
+	if (pm >= 0)
+		close(pm);
+	if (kpf >= 0)
+		close(kpf);
+	return ret;
 }
 
 /* ---- huge pages ------------------------------------------------------ */

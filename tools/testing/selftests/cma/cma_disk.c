@@ -215,30 +215,13 @@ static long first_diff(const unsigned char *a, const unsigned char *b, size_t n)
  */
 static int page_dirty(pid_t pid, uintptr_t addr)
 {
-	uint64_t ent, flags;
-	char name[64];
-	int pm, kpf, ret = -1;
+	uint64_t pfn, flags;
 
-	snprintf(name, sizeof(name), "/proc/%d/pagemap", pid);
-	pm = open(name, O_RDONLY | O_CLOEXEC);
-	kpf = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
-	if (pm < 0 || kpf < 0)
-		goto out;
-	if (pread64(pm, &ent, sizeof(ent), addr / cma_page() * sizeof(ent)) != sizeof(ent))
-		goto out;
-	if (!(ent >> 63)) {
-		ret = -2;
-		goto out;
-	}
-	ent &= (1ULL << 55) - 1;
-	if (ent && pread64(kpf, &flags, sizeof(flags), ent * sizeof(flags)) == sizeof(flags))
-		ret = (flags >> KPF_DIRTY) & 1;
-out:
-	if (pm >= 0)
-		close(pm);
-	if (kpf >= 0)
-		close(kpf);
-	return ret;
+	if (cma_page_info(pid, addr, &pfn, &flags))
+		return -1;
+	if (!(flags & CMA_PG_PRESENT))
+		return -2;
+	return (flags >> KPF_DIRTY) & 1;
 }
 
 FIXTURE(disk) {

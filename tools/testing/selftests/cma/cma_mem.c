@@ -317,50 +317,11 @@ static void xfer(struct __test_metadata *_metadata, MEM_DATA *self, bool write,
 
 /* ---- page flags -------------------------------------------------------- */
 
-#define PG_PRESENT	_BITULL(63)
-
-/*
- * The page frame of @addr in @pid (0 if not present) and its
- * /proc/kpageflags, with PG_PRESENT added.  -1 where they cannot be read
- * (both need CAP_SYS_ADMIN).
- */
-static int page_info(pid_t pid, uintptr_t addr, uint64_t *pfn, uint64_t *flags)
-{
-	char path[64];
-	uint64_t ent;
-	int pm, kpf, ret = -1;
-
-	snprintf(path, sizeof(path), "/proc/%d/pagemap", pid);
-	pm = open(path, O_RDONLY | O_CLOEXEC);
-	kpf = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
-	if (pm < 0 || kpf < 0)
-		goto out;
-	if (pread64(pm, &ent, sizeof(ent), addr / cma_page() * sizeof(ent)) != sizeof(ent))
-		goto out;
-	*pfn = 0;
-	*flags = 0;
-	if (ent & PG_PRESENT) {
-		*pfn = ent & (_BITULL(55) - 1);
-		if (!*pfn)
-			goto out;
-		if (pread64(kpf, flags, sizeof(*flags), *pfn * sizeof(*flags)) != sizeof(*flags))
-			goto out;
-		*flags |= PG_PRESENT;
-	}
-	ret = 0;
-out:
-	if (pm >= 0)
-		close(pm);
-	if (kpf >= 0)
-		close(kpf);
-	return ret;
-}
-
 static uint64_t page_flags(MEM_DATA *self, struct mreg *r, size_t pg)
 {
 	uint64_t pfn, flags;
 
-	if (page_info(self->t.pid, (uintptr_t)r->addr + pg * self->page, &pfn, &flags))
+	if (cma_page_info(self->t.pid, (uintptr_t)r->addr + pg * self->page, &pfn, &flags))
 		return 0;
 	return flags;
 }
@@ -370,7 +331,7 @@ static uint64_t page_pfn(MEM_DATA *self, struct mreg *r, size_t pg)
 {
 	uint64_t pfn, flags;
 
-	if (page_info(self->t.pid, (uintptr_t)r->addr + pg * self->page, &pfn, &flags))
+	if (cma_page_info(self->t.pid, (uintptr_t)r->addr + pg * self->page, &pfn, &flags))
 		return 0;
 	return pfn;
 }
@@ -731,9 +692,9 @@ TEST_F(mem, mixed_run_ksm)
 		if (i == 3) {
 			EXPECT_TRUE(fl & _BITULL(KPF_ZERO_PAGE)) TH_LOG("page 3 not the zero page");
 		} else if (i == 4 || i == 8) {
-			EXPECT_FALSE(fl & PG_PRESENT) TH_LOG("page %d present", i);
+			EXPECT_FALSE(fl & CMA_PG_PRESENT) TH_LOG("page %d present", i);
 		} else if (i != 1 && i != 5 && i != 9) {
-			EXPECT_TRUE(fl & PG_PRESENT) TH_LOG("page %d not present", i);
+			EXPECT_TRUE(fl & CMA_PG_PRESENT) TH_LOG("page %d not present", i);
 			EXPECT_NE(ksm_pfn, page_pfn(self, r, i)) TH_LOG("page %d merged", i);
 		}
 	}
@@ -785,7 +746,7 @@ TEST_F(mem, linear_copies)
 	ASSERT_EQ(0, fill(self, t, 0, h));
 
 	for (i = 0; i < small / p; i++) {
-		if (page_info(self->t.pid, (uintptr_t)s->addr + i * p, &pfn, &fl))
+		if (cma_page_info(self->t.pid, (uintptr_t)s->addr + i * p, &pfn, &fl))
 			SKIP(return,
 			     "no page frame numbers (/proc/PID/pagemap needs CAP_SYS_ADMIN)");
 		adjacent += i && pfn == prev + 1;
