@@ -145,9 +145,10 @@ struct pvm_xfer {
  * @x: the transfer
  *
  * The pinned pages are released in one call, gathered at the start of the
- * array first if the window has holes.  Pages written by
- * process_vm_writev() are marked dirty as they are unpinned, so that
- * file-backed memory reaches its file.
+ * array first if the window has holes; a single page read from, as in a
+ * small call or a scattered layout, without a walk of the array.  Pages
+ * written by process_vm_writev() are marked dirty as they are unpinned,
+ * so that file-backed memory reaches its file.
  */
 static void pvm_release(struct pvm_xfer *x)
 {
@@ -170,6 +171,8 @@ static void pvm_release(struct pvm_xfer *x)
 		return;
 	if (x->write)
 		unpin_user_pages_dirty_lock(pages, n, true);
+	else if (n == 1)
+		unpin_user_page(pages[0]);
 	else
 		unpin_user_pages(pages, n);
 }
@@ -260,7 +263,7 @@ static void pvm_choose(struct pvm_xfer *x, const struct iovec *riov,
 {
 	unsigned long cur = addr >> PAGE_SHIFT;
 	size_t left = iov_iter_count(x->iter);
-	unsigned long base, lo, hi, p0, p1, p, nlo, nhi, held, more;
+	unsigned long base, lo, hi, p0, p1, p, nlo, nhi, held, more, looks;
 
 	len = min(len, left);
 	left -= len;
@@ -278,12 +281,26 @@ static void pvm_choose(struct pvm_xfer *x, const struct iovec *riov,
 	/* Every window that holds @cur and spans no more than the limit. */
 	base = cur - min(cur, PVM_MAX_PAGES - 1);
 	held = hi - cur;
-	while (left && ++seg < nr_segs && x->looks) {
-		x->looks--;
+	looks = x->looks;
+	while (left && ++seg < nr_segs && looks) {
+		looks--;
 		len = min(riov[seg].iov_len, left);
 		if (!len)
 			continue;
 		pvm_extent((unsigned long)riov[seg].iov_base, len, &p0, &p1);
+		/*
+		 * An element inside the span, the usual one in a gather, keeps
+		 * the span and can only make it denser: it adds its pages that
+		 * the set lacks, and needs none of the tests below.
+		 */
+		if (p0 >= lo && p1 < hi) {
+			if (held < hi - lo) {
+				for (p = p0; p <= p1; p++)
+					held += !__test_and_set_bit(p - base, x->set);
+			}
+			left -= len;
+			continue;
+		}
 		nlo = min(lo, p0);
 		nhi = max(hi, p1 + 1);
 		if (nhi - nlo > PVM_MAX_PAGES)
@@ -320,6 +337,7 @@ static void pvm_choose(struct pvm_xfer *x, const struct iovec *riov,
 		lo = nlo;
 		hi = nhi;
 	}
+	x->looks = looks;
 	x->misses = lo == cur && hi == cur + held ? x->misses + 1 : 0;
 	x->first = lo;
 	x->span = hi - lo;
@@ -607,6 +625,118 @@ static noinline bool pvm_copy_pinned(struct pvm_xfer *x, unsigned long i,
 }
 
 /**
+ * pvm_holds() - whether the window holds a pinned page at an address
+ * @x: the transfer
+ * @addr: a remote address
+ *
+ * Return: true if the page of @addr is in the window and pinned.
+ */
+static bool pvm_holds(const struct pvm_xfer *x, unsigned long addr)
+{
+	unsigned long i = (addr >> PAGE_SHIFT) - x->first;
+
+	return i < x->span && x->pages[i];
+}
+
+/**
+ * pvm_copy_small() - copy elements that each lie in one pinned page
+ * @iter: the caller's buffers
+ * @iovp: the first remote element to copy; set to the first one not
+ *	copied whole
+ * @end: the end of the remote iovecs
+ * @pages: the window's pages
+ * @first: page number of @pages[0]
+ * @span: number of entries of @pages that the window uses
+ * @budget: bytes after which to return, at the end of an element
+ * @write: true to copy into the pages (process_vm_writev())
+ * @done: set to the bytes copied
+ *
+ * Copies whole elements, in order, for as long as each lies in one page
+ * that the window holds and the caller's buffers have room.  An element
+ * cut short by the end of the caller's buffers counts as whole, as it does
+ * for the call.
+ *
+ * Return: false if a caller's page faulted (in element *@iovp, whose bytes
+ * copied @done includes), else true.
+ */
+static __always_inline bool pvm_copy_small(struct iov_iter *iter,
+					   const struct iovec **iovp,
+					   const struct iovec *end,
+					   struct page **pages,
+					   unsigned long first,
+					   unsigned long span, size_t budget,
+					   bool write, size_t *done)
+{
+	const struct iovec *iov;
+	ssize_t left = budget;
+	bool ok = true;
+
+	for (iov = *iovp; iov < end && left > 0; iov++) {
+		unsigned long addr = (unsigned long)iov->iov_base;
+		unsigned long i = (addr >> PAGE_SHIFT) - first;
+		size_t offset = offset_in_page(addr);
+		size_t len = min(iov->iov_len, iov_iter_count(iter));
+		size_t copied;
+
+		if (!len) {
+			if (!iov_iter_count(iter))
+				break;
+			continue;
+		}
+		if (len > PAGE_SIZE - offset || i >= span || !pages[i])
+			break;
+		copied = pvm_copy(iter, pages[i], offset, len, write);
+		if (write)
+			flush_dcache_page(pages[i]);
+		left -= copied;
+		if (copied < len) {
+			ok = false;
+			break;
+		}
+	}
+	*iovp = iov;
+	*done = budget - left;
+	return ok;
+}
+
+/**
+ * pvm_copy_elements() - copy the elements that lie in single pinned pages
+ * @x: the transfer, with a window pinned
+ * @riov: the remote iovecs
+ * @nr_segs: number of remote iovecs
+ * @seg: index of the element to start at; set to the first one not copied
+ *	whole
+ * @budget: bytes after which to return, at the end of an element
+ * @done: set to the bytes copied
+ *
+ * A gather of small elements spends its time going from one element to the
+ * next.  This loop does only that, with the window's bounds in registers;
+ * it is built once per direction and kept out of line, as
+ * pvm_copy_pinned() is.  The elements it leaves (one over more than a
+ * page, or outside the window) go to the general path.
+ *
+ * Return: false if a caller's page faulted (in element @seg), else true.
+ */
+static noinline bool pvm_copy_elements(struct pvm_xfer *x,
+				       const struct iovec *riov,
+				       unsigned long nr_segs,
+				       unsigned long *seg, size_t budget,
+				       size_t *done)
+{
+	const struct iovec *iov = riov + *seg;
+	bool ok;
+
+	if (x->write)
+		ok = pvm_copy_small(x->iter, &iov, riov + nr_segs, x->pages,
+				    x->first, x->span, budget, true, done);
+	else
+		ok = pvm_copy_small(x->iter, &iov, riov + nr_segs, x->pages,
+				    x->first, x->span, budget, false, done);
+	*seg = iov - riov;
+	return ok;
+}
+
+/**
  * pvm_transfer() - copy between the caller's buffers and remote iovecs
  * @x: the transfer, with @x->mm and @x->iter set up
  * @riov: the remote iovecs
@@ -617,12 +747,13 @@ static noinline bool pvm_copy_pinned(struct pvm_xfer *x, unsigned long i,
 static ssize_t pvm_transfer(struct pvm_xfer *x, const struct iovec *riov,
 			    unsigned long nr_segs)
 {
-	size_t unchecked = 0;
+	size_t unchecked = 0, done;
 	ssize_t copied = 0;
-	unsigned long seg;
+	unsigned long seg = 0;
 	int err = 0;
+	bool ok;
 
-	for (seg = 0; seg < nr_segs && iov_iter_count(x->iter); seg++) {
+	while (seg < nr_segs && iov_iter_count(x->iter)) {
 		unsigned long addr = (unsigned long)riov[seg].iov_base;
 		size_t len = min(riov[seg].iov_len, iov_iter_count(x->iter));
 
@@ -630,8 +761,6 @@ static ssize_t pvm_transfer(struct pvm_xfer *x, const struct iovec *riov,
 			unsigned long page = addr >> PAGE_SHIFT;
 			unsigned long i = page - x->first;
 			size_t offset = offset_in_page(addr);
-			size_t done;
-			bool ok;
 
 			/*
 			 * Pinning checks for a fatal signal and reschedules at
@@ -659,7 +788,8 @@ static ssize_t pvm_transfer(struct pvm_xfer *x, const struct iovec *riov,
 
 			/*
 			 * What is left of the element lies in this page: the
-			 * one copy needs no loop (a small call, a gather).
+			 * one copy needs no loop (a small call, the element that
+			 * starts a gather).
 			 */
 			if (offset + len <= PAGE_SIZE) {
 				struct page *p = x->pages[i];
@@ -682,6 +812,25 @@ static ssize_t pvm_transfer(struct pvm_xfer *x, const struct iovec *riov,
 			}
 			addr += done;
 			len -= done;
+		}
+		/*
+		 * The elements that follow, in single pages of the window; the
+		 * call is not worth making unless the next one starts there.
+		 */
+		if (++seg < nr_segs && unchecked < PVM_CHECK_BYTES &&
+		    pvm_holds(x, (unsigned long)riov[seg].iov_base)) {
+			unsigned long next = seg;
+
+			ok = pvm_copy_elements(x, riov, nr_segs, &next,
+					       PVM_CHECK_BYTES - unchecked,
+					       &done);
+			seg = next;
+			copied += done;
+			unchecked += done;
+			if (!ok) {
+				err = -EFAULT;
+				goto out;
+			}
 		}
 	}
 out:

@@ -40,6 +40,9 @@
 # from objdump of each vmlinux, so code patched at boot (alternatives,
 # static calls) is classified as built.  ICOUNT_GUP=0 traces kernel "ab"
 # alone (A and B from one kernel, the other columns empty).
+# ICOUNT_SIDES=B traces ours alone (a third of the time where mainline's
+# calls are long, as in the shape cells): the A columns and the
+# comparisons print "-", for quick work on our file between full runs.
 #
 # Output: the tables, then for each cell the kernel functions whose
 # counts differ most between A and B.  Files: $B/icount/ (gdb.log and the
@@ -67,6 +70,12 @@ straced=2	# traces per side, shape cells
 out=$B/icount
 need gdb
 gup=${ICOUNT_GUP:-1}
+only_b=0
+case ${ICOUNT_SIDES:-A B} in
+"A B" | "B A") ;;
+B) only_b=1 ;;
+*) die "icount: ICOUNT_SIDES is \"A B\" or B" ;;
+esac
 [ -f "$ROOT/mm/gup.c.patch" ] || gup=0
 kernels=ab
 # ab-gup first: its columns (ours, and mainline's file, with the GUP change)
@@ -153,6 +162,7 @@ EOF
 			for k in $(seq "$nt"); do
 				sides="A B"
 				[ $((k % 2)) = 1 ] || sides="B A"
+				[ "$only_b" = 0 ] || sides=B
 				for side in $sides; do
 					fn=__x64_sys_pvm_ours_$call
 					[ "$side" = B ] || fn=__x64_sys_process_vm_$call
@@ -301,7 +311,7 @@ classify() {
 
 for k in $kernels; do
 	key=$( (sha1sum <"$B/obj-$k/vmlinux"; sha1sum <"$B/add/bench/bench/cma-ab"
-		echo "$sizes $shapes $elems $rounds $traced $straced"; sha1sum <"$0") | sha1sum)
+		echo "$sizes $shapes $elems $rounds $traced $straced $only_b"; sha1sum <"$0") | sha1sum)
 	if [ "${ICOUNT_REUSE:-0}" = 1 ] && [ "$(cat "$out/$k/key" 2>/dev/null)" = "$key" ]; then
 		stage "icount: $k unchanged, keeping its traces"
 		continue
@@ -338,17 +348,18 @@ printf '%-7s %9s | %10s %10s %7s | %12s %12s | %10s %10s\n' call size "A instr" 
 for row in "${rows[@]}"; do
 	read -r s n <<<"$row"
 	for call in readv writev; do
-		read -r ai ar <"$A/pc-$call-$n-A.n"
+		ai=- ar=- ag=- bg=-
+		[ "$only_b" = 1 ] || read -r ai ar <"$A/pc-$call-$n-A.n"
 		read -r bi br <"$Bk/pc-$call-$n-B.n"
-		ag=- bg=-
 		if [ "$gup" != 0 ]; then
-			read -r ag _ <"$out/ab-gup/pc-$call-$n-A.n"
+			[ "$only_b" = 1 ] || read -r ag _ <"$out/ab-gup/pc-$call-$n-A.n"
 			read -r bg _ <"$out/ab/pc-$call-$n-B.n"
 		fi
 		awk -v c="$call" -v s="$s" -v ai="$ai" -v bi="$bi" -v ar="$ar" -v br="$br" \
 			-v ag="$ag" -v bg="$bg" \
-			'BEGIN { printf "%-7s %9s | %10d %10d %7.3f | %12d %12d | %10s %10s\n",
-				 c, s, ai, bi, bi / ai, ar, br, ag, bg }'
+			'BEGIN { r = ai == "-" ? "-" : sprintf("%.3f", bi / ai)
+				 printf "%-7s %9s | %10s %10d %7s | %12s %12d | %10s %10s\n",
+				 c, s, ai, bi, r, ar, br, ag, bg }'
 	done
 done
 echo "(instr: instructions executed from syscall entry to return, a rep-prefixed"
@@ -382,6 +393,8 @@ if [[ ",$sizes," == *,4K,* && ",$sizes," == *,256K,* ]]; then
 	for call in readv writev; do
 		sides="A:$A:A"
 		[ "$gup" = 0 ] || sides="$sides A+gup:$out/ab-gup:A B-gup:$out/ab:B"
+		[ "$only_b" = 0 ] || sides=
+		[ "$only_b" = 0 ] || [ "$gup" = 0 ] || sides="B-gup:$out/ab:B"
 		sides="$sides B:$Bk:B"
 		for sd in $sides; do
 			IFS=: read -r label dir side <<<"$sd"
@@ -401,6 +414,18 @@ if [[ ",$sizes," == *,4K,* && ",$sizes," == *,256K,* ]]; then
 fi
 
 echo
+if [ "$only_b" = 1 ]; then
+	echo "== Where ours goes: the functions with the most instructions =="
+	for row in "${rows[@]}"; do
+		read -r s n <<<"$row"
+		for call in readv writev; do
+			echo "-- $call $s"
+			sort -k2,2nr "$Bk/pc-$call-$n-B.fn" | head -n 8 |
+				awk '{ printf "%8d  %s\n", $2, $1 }'
+		done
+	done
+	exit 0
+fi
 echo "== Where they differ: functions with the largest |B - A| =="
 for row in "${rows[@]}"; do
 	read -r s n <<<"$row"
