@@ -16,7 +16,10 @@
 #      balance and no process may be left over;
 #   5. kmemleak: two scans, nothing may be reported.
 # Prints TAP-like ok/not ok lines; exits 1 if any failed.
-#   DEBUG_SEED=N        fuzzer seed (default 20100915)
+#   DEBUG_SEED=N        base fuzzer seed (default 20100915); ABI k of ABIS
+#                       (from 0) runs with seed 3N + k, as make check's
+#                       vm-fuzz does, so that the ABIs do not repeat one
+#                       sequence; the seeds are printed
 #   DEBUG_FAIL_PROB=P   fault injection probability in percent (default 5)
 
 secs=${1:-20}
@@ -73,7 +76,7 @@ pins() {
 	     END { if (a == "" || r == "") exit 1; print a, r }' /proc/vmstat
 }
 
-stage "start: $iters fuzz iterations and ${secs} s per phase, ABIs:$abis, seed $seed, $(uname -r)"
+stage "start: $iters fuzz iterations and ${secs} s per phase, ABIs:$abis, base seed $seed, $(uname -r)"
 [ -n "$abis" ] || { not_ok "no /cma/<abi>/cma_fuzz found"; exit 1; }
 grep -qs debugfs /proc/mounts || mount -t debugfs debugfs $dbg 2>/dev/null
 if [ -e $dbg/kmemleak ]; then
@@ -96,16 +99,24 @@ limit=900
 check "selftests:$abis" /cma/run-tests $abis
 limit=$save
 
-stage "2: fuzzer, seed $seed, $iters iterations per ABI"
+# abi_seed K: the fuzzer seed of the K-th ABI (from 0).
+abi_seed() {
+	echo $((seed * 3 + $1))
+}
+
+stage "2: fuzzer, base seed $seed, $iters iterations per ABI"
 save=$limit
 limit=$((iters / 100 + 300))
+k=0
 for a in $abis; do
-	check "cma_fuzz $a --seed $seed --iterations $iters" /cma/$a/cma_fuzz \
-		--seed "$seed" --seconds 100000 --iterations "$iters" --check-pins
+	s=$(abi_seed $k)
+	k=$((k + 1))
+	check "cma_fuzz $a --seed $s --iterations $iters" /cma/$a/cma_fuzz \
+		--seed "$s" --seconds 100000 --iterations "$iters" --check-pins
 	# Structured remote vectors over 2048-page arenas (strides, sparse
 	# shuffles, far/near mixes): where the window choice is weakest.
-	check "cma_fuzz $a --shapes --seed $seed --iterations $((iters / 20 + 1))" /cma/$a/cma_fuzz \
-		--shapes --seed "$seed" --seconds 100000 --iterations $((iters / 20 + 1)) --check-pins
+	check "cma_fuzz $a --shapes --seed $s --iterations $((iters / 20 + 1))" /cma/$a/cma_fuzz \
+		--shapes --seed "$s" --seconds 100000 --iterations $((iters / 20 + 1)) --check-pins
 done
 limit=$save
 
@@ -137,9 +148,12 @@ if [ "$fi_ok" = 1 ] && [ -e /proc/self/make-it-fail ]; then
 	# No "echo 1 >/proc/self/make-it-fail" here: exec and the fuzzer's
 	# start would fail most of the time.  The fuzzer sets its own flag
 	# around each call under test; with task-filter Y nothing else fails.
+	k=0
 	for a in $abis; do
-		check "cma_fuzz $a --faults --seed $seed" /cma/$a/cma_fuzz --faults \
-			--seed "$seed" --seconds "$secs" --iterations 100000000 --check-pins
+		s=$(abi_seed $k)
+		k=$((k + 1))
+		check "cma_fuzz $a --faults --seed $s" /cma/$a/cma_fuzz --faults \
+			--seed "$s" --seconds "$secs" --iterations 100000000 --check-pins
 	done
 	for f in failslab fail_page_alloc fail_usercopy; do
 		echo "# $f: $(cat $dbg/$f/times 2>/dev/null) times left (-1: no limit)"
