@@ -388,9 +388,10 @@ st_native_selftests() {
 		trap 'exit 130' INT TERM HUP
 		# shellcheck disable=SC2086
 		"$B/add/selftests/cma/run-tests" $abis || exit 1
-		# The fuzzer's model against mainline's code, on every landing.
+		# The fuzzer's model against mainline's code, on every landing;
+		# with FUZZ_SEED=N, the seed of vm-fuzz's x86_64 run (3N).
 		"$B/add/selftests/cma/x86_64/cma_fuzz" --mainline --shapes \
-			--seed "${FUZZ_SEED:-$(date +%s)}" --seconds "${FUZZ_SECONDS:-4}" \
+			--seed "$(( ${FUZZ_SEED:-$(date +%s)} * 3 ))" --seconds "${FUZZ_SECONDS:-4}" \
 			--iterations 100000000 --check-pins
 	)
 }
