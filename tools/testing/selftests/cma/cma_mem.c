@@ -638,8 +638,33 @@ static int ksm_merge(MEM_DATA *self, struct mreg *r, const int *pg, int n, int s
 }
 
 /*
+ * Whether this kernel maps the shared zero page when private anonymous
+ * memory is read before it is written.  Mainline does; a kernel may not
+ * (the 6.18 host kernel of this project's CI gives such a read a page of
+ * its own).  If the probe itself fails, the answer is yes, so that the
+ * case below keeps its strict check.
+ */
+static bool zero_page_on_read(size_t p)
+{
+	volatile char *m = mmap(NULL, p, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint64_t pfn, fl;
+	bool zero = true;
+
+	if (m == MAP_FAILED)
+		return zero;
+	madvise((void *)m, p, MADV_NOHUGEPAGE);
+	(void)m[0];
+	if (!cma_page_info(getpid(), (uintptr_t)m, &pfn, &fl) && (fl & CMA_PG_PRESENT))
+		zero = fl & _BITULL(KPF_ZERO_PAGE);
+	munmap((void *)m, p);
+	return zero;
+}
+
+/*
  * Eight pages, one call over all of them: present, KSM-merged, present, the
- * shared zero page (read, never written), never touched, KSM-merged,
+ * shared zero page (read, never written; an ordinary present page on a
+ * kernel that maps no zero page there), never touched, KSM-merged,
  * present, present; a third page merged with the two lies outside the
  * range.  Pinning takes runs of present pages under one page table lock
  * and must stop at each page that needs a fault first: a write must
@@ -653,6 +678,7 @@ TEST_F(mem, mixed_run_ksm)
 	size_t p = self->page, len = 10 * p;
 	static const int ksm_pg[] = { 1, 5, 9 };
 	struct ksm_saved saved = { };
+	bool zero_read = zero_page_on_read(p);
 	uint64_t fl, ksm_pfn;
 	struct mreg *r;
 	long addr;
@@ -662,6 +688,8 @@ TEST_F(mem, mixed_run_ksm)
 		SKIP(return, "no KSM (CONFIG_KSM)");
 	if (geteuid())
 		SKIP(return, "KSM settings and page flags need root");
+	if (!zero_read)
+		TH_LOG("no shared zero page on a read fault here: page 3 gets its own");
 	addr = tmap(self, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(0, addr);
 	ASSERT_EQ(0, cma_call3(&self->t, t_madvise, addr, len, MADV_NOHUGEPAGE));
@@ -689,8 +717,10 @@ TEST_F(mem, mixed_run_ksm)
 	ksm_pfn = page_pfn(self, r, 9);
 	for (i = 0; i < 10; i++) {
 		fl = page_flags(self, r, i);
-		if (i == 3) {
+		if (i == 3 && zero_read) {
 			EXPECT_TRUE(fl & _BITULL(KPF_ZERO_PAGE)) TH_LOG("page 3 not the zero page");
+		} else if (i == 3) {
+			EXPECT_TRUE(fl & CMA_PG_PRESENT) TH_LOG("page 3 not present");
 		} else if (i == 4 || i == 8) {
 			EXPECT_FALSE(fl & CMA_PG_PRESENT) TH_LOG("page %d present", i);
 		} else if (i != 1 && i != 5 && i != 9) {
