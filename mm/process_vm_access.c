@@ -527,20 +527,37 @@ static unsigned long pvm_run(struct page **pages, unsigned long max)
  * address, with no temporary mapping; with HIGHMEM it lies in @page and
  * is mapped for the copy.
  *
+ * A range that ends in the page it starts in is copied as
+ * copy_page_to_iter() and copy_page_from_iter() copy a page: with the
+ * bounds of the page as its check, and without hardened usercopy's
+ * object checks, which look for slab objects, stacks and kernel text and
+ * so find nothing to check in a pinned user page, but would cost a call
+ * and a page lookup per element of a gather.  A range over several pages
+ * (a run) is checked, once per run: hardened usercopy then confirms that
+ * it stays inside the folio it starts in.
+ *
  * Return: bytes copied, less than @len if a caller's page faulted.
  */
 static __always_inline size_t pvm_copy(struct iov_iter *iter,
 				       struct page *page, size_t offset,
 				       size_t len, bool write)
 {
+	void *addr;
+
 	if (IS_ENABLED(CONFIG_HIGHMEM)) {
 		if (write)
 			return copy_page_from_iter(page, offset, len, iter);
 		return copy_page_to_iter(page, offset, len, iter);
 	}
+	addr = page_address(page) + offset;
+	if (len <= PAGE_SIZE - offset) {
+		if (write)
+			return _copy_from_iter(addr, len, iter);
+		return _copy_to_iter(addr, len, iter);
+	}
 	if (write)
-		return copy_from_iter(page_address(page) + offset, len, iter);
-	return copy_to_iter(page_address(page) + offset, len, iter);
+		return copy_from_iter(addr, len, iter);
+	return copy_to_iter(addr, len, iter);
 }
 
 /**

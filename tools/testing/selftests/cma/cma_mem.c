@@ -107,7 +107,7 @@ static long t_fill(struct cma_mbox *mb)
 }
 
 /* arg: addr, len.  Read one byte of every page: maps what backs it. */
-long cma_mem_sink;	/* keeps t_touch()'s reads */
+long cma_mem_sink;	/* keeps the reads of t_touch() and zero_page_on_read() */
 
 static long t_touch(struct cma_mbox *mb)
 {
@@ -646,18 +646,18 @@ static int ksm_merge(MEM_DATA *self, struct mreg *r, const int *pg, int n, int s
  */
 static bool zero_page_on_read(size_t p)
 {
-	volatile char *m = mmap(NULL, p, PROT_READ | PROT_WRITE,
-				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	char *m = mmap(NULL, p, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	uint64_t pfn, fl;
 	bool zero = true;
 
 	if (m == MAP_FAILED)
 		return zero;
-	madvise((void *)m, p, MADV_NOHUGEPAGE);
-	(void)m[0];
+	madvise(m, p, MADV_NOHUGEPAGE);
+	cma_mem_sink += m[0];
 	if (!cma_page_info(getpid(), (uintptr_t)m, &pfn, &fl) && (fl & CMA_PG_PRESENT))
 		zero = fl & _BITULL(KPF_ZERO_PAGE);
-	munmap((void *)m, p);
+	munmap(m, p);
 	return zero;
 }
 
