@@ -230,6 +230,31 @@ static void pvm_extent(unsigned long addr, size_t len, unsigned long *p0,
 }
 
 /**
+ * pvm_alone() - whether an element's new window holds its pages alone
+ * @x: the transfer
+ * @last: the element is the last one that the call reaches
+ *
+ * A window looks at the elements after its own (pvm_choose()) unless its
+ * element is the last one, the call has no looks left, or windows have
+ * held one element alone PVM_MISSES times in a row; then only one window
+ * in PVM_MISSES looks.  A window that does not look is counted here; one
+ * that looks is counted by pvm_choose(), which knows whether another
+ * element joined it.  A false answer changes nothing, so that the caller
+ * may leave the choice to pvm_choose(), which asks again.
+ *
+ * Return: true if the window holds its element's pages alone.
+ */
+static bool pvm_alone(struct pvm_xfer *x, bool last)
+{
+	if (last || !x->looks)
+		return true;
+	if (x->misses < PVM_MISSES || !((x->misses + 1) % PVM_MISSES))
+		return false;
+	x->misses++;
+	return true;
+}
+
+/**
  * pvm_choose() - choose the pages of the next window
  * @x: the transfer
  * @riov: the remote iovecs
@@ -252,7 +277,8 @@ static void pvm_extent(unsigned long addr, size_t len, unsigned long *p0,
  * of the call's looks; once they run out, every window is its element's
  * own pages, so the work of choosing windows stays in proportion to the
  * number of elements whatever their layout.  Where windows keep holding one
- * element alone, only one in PVM_MISSES looks at the elements after it.
+ * element alone, only one in PVM_MISSES looks at the elements after it
+ * (pvm_alone()).
  *
  * Sets @x->first and @x->span (at least one page), and @x->sparse with
  * @x->set and @x->set_base when the window holds less than all its span.
@@ -272,8 +298,7 @@ static void pvm_choose(struct pvm_xfer *x, const struct iovec *riov,
 	x->first = cur;
 	x->sparse = false;
 	if (seg + 1 == nr_segs || !left || hi - lo >= PVM_MAX_PAGES ||
-	    !x->looks ||
-	    (x->misses >= PVM_MISSES && ++x->misses % PVM_MISSES)) {
+	    pvm_alone(x, false)) {
 		x->span = min(hi - lo, PVM_MAX_PAGES);
 		return;
 	}
@@ -383,6 +408,68 @@ static void pvm_pin_run(struct pvm_xfer *x, unsigned long a, unsigned long b,
 }
 
 /**
+ * pvm_lock_pin() - lock the target's address space and pin pages of it
+ * @x: the transfer
+ * @cur: page number of the first page to pin
+ * @nr: number of pages from @cur on to pin, faulting them in as needed
+ * @pages: where the pages go
+ * @locked: set to whether the mmap lock is held on return
+ *
+ * Return: the number of pages pinned, at least one; or a negative errno,
+ * with the lock not held.
+ */
+static __always_inline long pvm_lock_pin(struct pvm_xfer *x,
+					 unsigned long cur, unsigned long nr,
+					 struct page **pages, int *locked)
+{
+	long got;
+
+	if (x->nowait) {
+		if (!mmap_read_trylock(x->mm))
+			return -EFAULT;
+	} else if (mmap_read_lock_killable(x->mm)) {
+		return -EINTR;
+	}
+	*locked = 1;
+	got = pin_user_pages_remote(x->mm, cur << PAGE_SHIFT, nr, x->gup_flags,
+				    pages, locked);
+	if (got > 0)
+		return got;
+	if (*locked)
+		mmap_read_unlock(x->mm);
+	/* NOWAIT reports "would block" as nothing copied: EFAULT */
+	if (got == 0 || (x->nowait && !fatal_signal_pending(current)))
+		return -EFAULT;
+	return got;
+}
+
+/**
+ * pvm_pin_page() - pin a window of one page
+ * @x: the transfer, with no pages pinned
+ * @page: page number of the page
+ *
+ * The window that pvm_choose() chooses for an element in one page when it
+ * looks at no other element, pinned without pvm_pin()'s work for windows
+ * of several pages.
+ *
+ * Return: 0 on success, or a negative errno.
+ */
+static int pvm_pin_page(struct pvm_xfer *x, unsigned long page)
+{
+	int locked;
+	long got = pvm_lock_pin(x, page, 1, x->pages, &locked);
+
+	if (got < 0)
+		return got;
+	if (locked)
+		mmap_read_unlock(x->mm);
+	x->first = page;
+	x->span = 1;
+	x->pinned = 1;
+	return 0;
+}
+
+/**
  * pvm_pin() - pin the window that pvm_choose() chose
  * @x: the transfer
  * @cur: page number of the page the copy resumes at
@@ -400,7 +487,7 @@ static int pvm_pin(struct pvm_xfer *x, unsigned long cur, unsigned long own)
 {
 	unsigned long first = x->first, end = x->first + x->span;
 	unsigned long a, b, mid;
-	int locked = 1;
+	int locked;
 	long got;
 
 	x->span = 0;
@@ -412,22 +499,9 @@ static int pvm_pin(struct pvm_xfer *x, unsigned long cur, unsigned long own)
 	}
 	mid = min(own, end - cur);
 
-	if (x->nowait) {
-		if (!mmap_read_trylock(x->mm))
-			return -EFAULT;
-	} else if (mmap_read_lock_killable(x->mm)) {
-		return -EINTR;
-	}
-	got = pin_user_pages_remote(x->mm, cur << PAGE_SHIFT, mid, x->gup_flags,
-				    x->pages + (cur - first), &locked);
-	if (got <= 0) {
-		if (locked)
-			mmap_read_unlock(x->mm);
-		/* NOWAIT reports "would block" as nothing copied: EFAULT */
-		if (got == 0 || (x->nowait && !fatal_signal_pending(current)))
-			return -EFAULT;
+	got = pvm_lock_pin(x, cur, mid, x->pages + (cur - first), &locked);
+	if (got < 0)
 		return got;
-	}
 	/*
 	 * Entries are cleared only where the window may leave holes: a
 	 * window of the current element's pages alone, the usual one in a
@@ -656,37 +730,37 @@ static bool pvm_holds(const struct pvm_xfer *x, unsigned long addr)
 }
 
 /**
- * pvm_copy_small() - copy elements that each lie in one pinned page
- * @iter: the caller's buffers
+ * pvm_copy_small() - copy elements that each lie in one page
+ * @x: the transfer, with a window pinned
  * @iovp: the first remote element to copy; set to the first one not
  *	copied whole
  * @end: the end of the remote iovecs
- * @pages: the window's pages
- * @first: page number of @pages[0]
- * @span: number of entries of @pages that the window uses
  * @budget: bytes after which to return, at the end of an element
  * @write: true to copy into the pages (process_vm_writev())
  * @done: set to the bytes copied
  *
  * Copies whole elements, in order, for as long as each lies in one page
- * that the window holds and the caller's buffers have room.  An element
- * cut short by the end of the caller's buffers counts as whole, as it does
- * for the call.
+ * that the window holds, or in one page that pvm_alone() gives a window
+ * of its own, and the caller's buffers have room.  An element cut short
+ * by the end of the caller's buffers counts as whole, as it does for the
+ * call.
  *
- * Return: false if a caller's page faulted (in element *@iovp, whose bytes
- * copied @done includes), else true.
+ * Return: 0, or a negative errno: -EFAULT if a caller's page faulted (in
+ * element *@iovp, whose bytes copied @done includes), else the error of
+ * pinning element *@iovp.
  */
-static __always_inline bool pvm_copy_small(struct iov_iter *iter,
-					   const struct iovec **iovp,
-					   const struct iovec *end,
-					   struct page **pages,
-					   unsigned long first,
-					   unsigned long span, size_t budget,
-					   bool write, size_t *done)
+static __always_inline int pvm_copy_small(struct pvm_xfer *x,
+					  const struct iovec **iovp,
+					  const struct iovec *end,
+					  size_t budget, bool write,
+					  size_t *done)
 {
+	struct iov_iter *iter = x->iter;
+	struct page **pages = x->pages;
+	unsigned long first = x->first, span = x->span;
 	const struct iovec *iov;
 	ssize_t left = budget;
-	bool ok = true;
+	int err = 0;
 
 	for (iov = *iovp; iov < end && left > 0; iov++) {
 		unsigned long addr = (unsigned long)iov->iov_base;
@@ -700,24 +774,36 @@ static __always_inline bool pvm_copy_small(struct iov_iter *iter,
 				break;
 			continue;
 		}
-		if (len > PAGE_SIZE - offset || i >= span || !pages[i])
+		if (len > PAGE_SIZE - offset)
 			break;
+		if (i >= span || !pages[i]) {
+			if (!pvm_alone(x, iov + 1 == end ||
+				       len == iov_iter_count(iter)))
+				break;
+			pvm_release(x);
+			err = pvm_pin_page(x, addr >> PAGE_SHIFT);
+			if (err)
+				break;
+			first = addr >> PAGE_SHIFT;
+			span = 1;
+			i = 0;
+		}
 		copied = pvm_copy(iter, pages[i], offset, len, write);
 		if (write)
 			flush_dcache_page(pages[i]);
 		left -= copied;
 		if (copied < len) {
-			ok = false;
+			err = -EFAULT;
 			break;
 		}
 	}
 	*iovp = iov;
 	*done = budget - left;
-	return ok;
+	return err;
 }
 
 /**
- * pvm_copy_elements() - copy the elements that lie in single pinned pages
+ * pvm_copy_elements() - copy the elements that lie in single pages
  * @x: the transfer, with a window pinned
  * @riov: the remote iovecs
  * @nr_segs: number of remote iovecs
@@ -727,30 +813,31 @@ static __always_inline bool pvm_copy_small(struct iov_iter *iter,
  * @done: set to the bytes copied
  *
  * A gather of small elements spends its time going from one element to the
- * next.  This loop does only that, with the window's bounds in registers;
- * it is built once per direction and kept out of line, as
+ * next, and so does a scattered layout, where each element gets a window
+ * of its one page.  This loop does only that, with the window's bounds in
+ * registers; it is built once per direction and kept out of line, as
  * pvm_copy_pinned() is.  The elements it leaves (one over more than a
- * page, or outside the window) go to the general path.
+ * page, or one whose window looks ahead) go to the general path.
  *
- * Return: false if a caller's page faulted (in element @seg), else true.
+ * Return: 0, or a negative errno as for pvm_copy_small().
  */
-static noinline bool pvm_copy_elements(struct pvm_xfer *x,
-				       const struct iovec *riov,
-				       unsigned long nr_segs,
-				       unsigned long *seg, size_t budget,
-				       size_t *done)
+static noinline int pvm_copy_elements(struct pvm_xfer *x,
+				      const struct iovec *riov,
+				      unsigned long nr_segs,
+				      unsigned long *seg, size_t budget,
+				      size_t *done)
 {
 	const struct iovec *iov = riov + *seg;
-	bool ok;
+	int err;
 
 	if (x->write)
-		ok = pvm_copy_small(x->iter, &iov, riov + nr_segs, x->pages,
-				    x->first, x->span, budget, true, done);
+		err = pvm_copy_small(x, &iov, riov + nr_segs, budget, true,
+				     done);
 	else
-		ok = pvm_copy_small(x->iter, &iov, riov + nr_segs, x->pages,
-				    x->first, x->span, budget, false, done);
+		err = pvm_copy_small(x, &iov, riov + nr_segs, budget, false,
+				     done);
 	*seg = iov - riov;
-	return ok;
+	return err;
 }
 
 /**
@@ -794,10 +881,20 @@ static ssize_t pvm_transfer(struct pvm_xfer *x, const struct iovec *riov,
 				cond_resched();
 			}
 			if (i >= x->span || !x->pages[i]) {
-				pvm_release(x);
-				pvm_choose(x, riov, nr_segs, seg, addr, len);
-				err = pvm_pin(x, page,
-					      DIV_ROUND_UP(offset + len, PAGE_SIZE));
+				if (x->span)
+					pvm_release(x);
+				/* A small call, or a scattered layout */
+				if (offset + len <= PAGE_SIZE &&
+				    pvm_alone(x, seg + 1 == nr_segs ||
+					      len == iov_iter_count(x->iter))) {
+					err = pvm_pin_page(x, page);
+				} else {
+					pvm_choose(x, riov, nr_segs, seg, addr,
+						   len);
+					err = pvm_pin(x, page,
+						      DIV_ROUND_UP(offset + len,
+								   PAGE_SIZE));
+				}
 				if (err)
 					goto out;
 				i = page - x->first;
@@ -831,23 +928,23 @@ static ssize_t pvm_transfer(struct pvm_xfer *x, const struct iovec *riov,
 			len -= done;
 		}
 		/*
-		 * The elements that follow, in single pages of the window; the
-		 * call is not worth making unless the next one starts there.
+		 * The elements that follow, in single pages; the call is not
+		 * worth making unless the next one starts in the window, or
+		 * windows hold their element alone.
 		 */
 		if (++seg < nr_segs && unchecked < PVM_CHECK_BYTES &&
-		    pvm_holds(x, (unsigned long)riov[seg].iov_base)) {
+		    (x->misses >= PVM_MISSES || !x->looks ||
+		     pvm_holds(x, (unsigned long)riov[seg].iov_base))) {
 			unsigned long next = seg;
 
-			ok = pvm_copy_elements(x, riov, nr_segs, &next,
-					       PVM_CHECK_BYTES - unchecked,
-					       &done);
+			err = pvm_copy_elements(x, riov, nr_segs, &next,
+						PVM_CHECK_BYTES - unchecked,
+						&done);
 			seg = next;
 			copied += done;
 			unchecked += done;
-			if (!ok) {
-				err = -EFAULT;
+			if (err)
 				goto out;
-			}
 		}
 	}
 out:

@@ -1509,8 +1509,10 @@ static void fz_w_choose(struct fz_wsim *w, unsigned long seg, uintptr_t addr, si
 	w->ev[FZ_W_LOOKS] |= !w->looks;
 	if (hi - lo >= w->maxp)
 		w->ev[FZ_W_OWN_LARGE] = true;
+	/* Past the cutoff, a window alone is counted here, one that looks below. */
 	if (seg + 1 == rn || !left || hi - lo >= w->maxp || !w->looks ||
-	    (w->misses >= FZ_WIN_MISSES && ++w->misses % FZ_WIN_MISSES)) {
+	    (w->misses >= FZ_WIN_MISSES && (w->misses + 1) % FZ_WIN_MISSES &&
+	     ++w->misses)) {
 		w->span = hi - lo < w->maxp ? hi - lo : w->maxp;
 		return;
 	}
