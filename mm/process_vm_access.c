@@ -86,10 +86,13 @@
 /* Elements a call may look at, per remote element, to choose windows. */
 #define PVM_LOOKS_PER_SEG	4
 /*
- * After PVM_MISSES windows in a row that no later element joined, only one
- * window in PVM_MISSES looks ahead: a scattered layout then costs about
- * what pinning each element on its own costs, and elements that can share
- * windows again are found within PVM_MISSES windows.
+ * After PVM_MISSES windows in a row that at most one later element widened,
+ * only one window in PVM_MISSES looks ahead: a scattered layout then costs
+ * about what pinning each element on its own costs, and elements that can
+ * share windows again are found within PVM_MISSES windows.  One element's
+ * pages added to a window save a lock and a release but no pin, about what
+ * looking ahead and a window with holes cost, so such a window counts as
+ * a miss too.
  */
 #define PVM_MISSES		8
 /*
@@ -116,7 +119,7 @@
  * @span:	number of entries of @pages that the window uses
  * @pinned:	number of those entries that hold a page
  * @looks:	elements the call may still look at to choose windows
- * @misses:	windows in a row that held one element's pages alone
+ * @misses:	windows in a row that at most one later element widened
  * @set_base:	page number of the first page that @set covers
  * @set:	with @sparse, the pages the window is chosen to hold
  * @stack_pages: the on-stack page array @pages starts with
@@ -235,12 +238,13 @@ static void pvm_extent(unsigned long addr, size_t len, unsigned long *p0,
  * @last: the element is the last one that the call reaches
  *
  * A window looks at the elements after its own (pvm_choose()) unless its
- * element is the last one, the call has no looks left, or windows have
- * held one element alone PVM_MISSES times in a row; then only one window
- * in PVM_MISSES looks.  A window that does not look is counted here; one
- * that looks is counted by pvm_choose(), which knows whether another
- * element joined it.  A false answer changes nothing, so that the caller
- * may leave the choice to pvm_choose(), which asks again.
+ * element is the last one, the call has no looks left, or PVM_MISSES
+ * windows in a row have missed (held at most one later element's pages
+ * besides their own); then only one window in PVM_MISSES looks.  A window
+ * that does not look is counted here, as a miss; one that looks is
+ * counted by pvm_choose(), which knows what it found.  A false answer
+ * changes nothing, so that the caller may leave the choice to
+ * pvm_choose(), which asks again.
  *
  * Return: true if the window holds its element's pages alone.
  */
@@ -276,8 +280,8 @@ static bool pvm_alone(struct pvm_xfer *x, bool last)
  * pages or more, get their own pages.  Every element looked at costs one
  * of the call's looks; once they run out, every window is its element's
  * own pages, so the work of choosing windows stays in proportion to the
- * number of elements whatever their layout.  Where windows keep holding one
- * element alone, only one in PVM_MISSES looks at the elements after it
+ * number of elements whatever their layout.  Where windows keep missing
+ * (PVM_MISSES), only one in PVM_MISSES looks at the elements after it
  * (pvm_alone()).
  *
  * Sets @x->first and @x->span (at least one page), and @x->sparse with
@@ -290,6 +294,7 @@ static void pvm_choose(struct pvm_xfer *x, const struct iovec *riov,
 	unsigned long cur = addr >> PAGE_SHIFT;
 	size_t left = iov_iter_count(x->iter);
 	unsigned long base, lo, hi, p0, p1, p, nlo, nhi, held, more, looks;
+	unsigned long joined = 0;
 
 	len = min(len, left);
 	left -= len;
@@ -361,9 +366,10 @@ static void pvm_choose(struct pvm_xfer *x, const struct iovec *riov,
 		left -= len;
 		lo = nlo;
 		hi = nhi;
+		joined++;
 	}
 	x->looks = looks;
-	x->misses = lo == cur && hi == cur + held ? x->misses + 1 : 0;
+	x->misses = joined < 2 ? x->misses + 1 : 0;
 	x->first = lo;
 	x->span = hi - lo;
 	x->set_base = base;

@@ -180,6 +180,43 @@ TEST_F(basic, growing_windows)
 	cma_xfer_expect(_metadata, &self->t, variant->write, sum);
 }
 
+/*
+ * Remote elements 40 pages apart, in order: no window finds company (the
+ * span would pass 32 pages at less than a page in four), so after eight
+ * such windows in a row only one in eight looks ahead and the others pin
+ * their element's page alone.  Elements start anywhere in their page,
+ * some end at its last byte, one spans two pages and some are empty; a
+ * few are followed by one in the same page, which copies from the page
+ * that the first one pinned.
+ */
+TEST_F(basic, scattered_past_cutoff)
+{
+	const size_t stride = 40, n = 48;
+	size_t p = self->page, sum = 0, off, len, i;
+	struct cma_xfer *x = self->x;
+
+	ASSERT_EQ(0, cma_xfer_setup(&self->t, 8 * p, (n * stride + 2) * p, CMA_ANON));
+	for (i = 0; i < n; i++) {
+		off = (i * 97) % (p / 2);
+		len = 1 + (i * 37) % 200;
+		if (i % 5 == 3)
+			off = p - len;
+		if (i == 21)
+			len = p + 100;
+		if (i % 11 == 7)
+			len = 0;
+		cma_riov(x, i * stride * p + off, len);
+		sum += len;
+		if (i % 9 == 4 && off + len + 10 <= p) {
+			cma_riov(x, i * stride * p + off + len, 10);
+			sum += 10;
+		}
+	}
+	ASSERT_LT(sum + 2 * MARGIN, 8 * p);
+	cma_liov(x, MARGIN, sum);
+	cma_xfer_expect(_metadata, &self->t, variant->write, sum);
+}
+
 /* The local side asks for more than the remote side has: the smaller total moves. */
 TEST_F(basic, local_longer)
 {

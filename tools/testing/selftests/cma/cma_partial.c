@@ -59,6 +59,25 @@ TEST_F(partial, unmapped_element_after_k)
 	cma_xfer_expect(_metadata, &self->t, variant->write, sum);
 }
 
+/*
+ * Elements 40 pages apart, so that windows stop looking ahead after the
+ * eighth and pin each element's page alone: the page of element 30 is
+ * unmapped, and the 30 elements before it move.
+ */
+TEST_F(partial, scattered_unmapped_past_cutoff)
+{
+	const size_t stride = 40, n = 40, bad = 30;
+	size_t p = self->page, i;
+	struct cma_xfer *x = self->x;
+
+	ASSERT_EQ(0, cma_xfer_setup(&self->t, 4 * p, n * stride * p, CMA_ANON));
+	ASSERT_EQ(0, remote_hole(&self->t, bad * stride, 1));
+	for (i = 0; i < n; i++)
+		cma_riov(x, i * stride * p + 8 * i, 64);
+	cma_liov(x, 16, n * 64);
+	cma_xfer_expect(_metadata, &self->t, variant->write, bad * 64);
+}
+
 /* A hole inside one element: the bytes up to the start of the hole page move. */
 TEST_F(partial, hole_inside_element)
 {
