@@ -86,13 +86,14 @@
 /* Elements a call may look at, per remote element, to choose windows. */
 #define PVM_LOOKS_PER_SEG	4
 /*
- * After PVM_MISSES windows in a row that at most one later element widened,
+ * After PVM_MISSES windows in a row that served at most one later element,
  * only one window in PVM_MISSES looks ahead: a scattered layout then costs
  * about what pinning each element on its own costs, and elements that can
- * share windows again are found within PVM_MISSES windows.  One element's
- * pages added to a window save a lock and a release but no pin, about what
- * looking ahead and a window with holes cost, so such a window counts as
- * a miss too.
+ * share windows again are found within PVM_MISSES windows.  A window that
+ * serves one later element counts as a miss: if the element lies in the
+ * window's own pages, a window of those pages alone serves it as well; if
+ * not, the window saves a lock and a release but no pin, about what
+ * looking ahead and a window with holes cost.
  */
 #define PVM_MISSES		8
 /*
@@ -119,7 +120,7 @@
  * @span:	number of entries of @pages that the window uses
  * @pinned:	number of those entries that hold a page
  * @looks:	elements the call may still look at to choose windows
- * @misses:	windows in a row that at most one later element widened
+ * @misses:	windows in a row that served at most one later element
  * @set_base:	page number of the first page that @set covers
  * @set:	with @sparse, the pages the window is chosen to hold
  * @stack_pages: the on-stack page array @pages starts with
@@ -239,10 +240,10 @@ static void pvm_extent(unsigned long addr, size_t len, unsigned long *p0,
  *
  * A window looks at the elements after its own (pvm_choose()) unless its
  * element is the last one, the call has no looks left, or PVM_MISSES
- * windows in a row have missed (held at most one later element's pages
- * besides their own); then only one window in PVM_MISSES looks.  A window
- * that does not look is counted here, as a miss; one that looks is
- * counted by pvm_choose(), which knows what it found.  A false answer
+ * windows in a row have missed (served at most one later element); then
+ * only one window in PVM_MISSES looks.  A window that the cutoff keeps
+ * from looking is counted here, as a miss; one that looks is counted by
+ * pvm_choose(), which knows what it found.  A false answer
  * changes nothing, so that the caller may leave the choice to
  * pvm_choose(), which asks again.
  *
@@ -329,6 +330,7 @@ static void pvm_choose(struct pvm_xfer *x, const struct iovec *riov,
 					held += !__test_and_set_bit(p - base, x->set);
 			}
 			left -= len;
+			joined++;
 			continue;
 		}
 		nlo = min(lo, p0);

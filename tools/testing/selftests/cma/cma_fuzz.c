@@ -1421,7 +1421,7 @@ static int fz_reset_dirty(struct fz_arena *a)
  *   only while one page in 4 (PVM_MIN_DENSITY) of its span is in its set;
  *   a call looks at no more than 4 elements per remote element
  *   (PVM_LOOKS_PER_SEG);
- *   after 8 windows in a row that at most one later element widened
+ *   after 8 windows in a row that served at most one later element
  *   (PVM_MISSES), only one window in 8 looks ahead (the miss cutoff).
  * fz_windows() chooses windows over a case's remote iovecs as those rules
  * do, up to the bytes the call moved, and counts the cases in which each
@@ -1548,14 +1548,14 @@ static void fz_w_choose(struct fz_wsim *w, unsigned long seg, uintptr_t addr, si
 			break;
 		}
 		memset(w->set + (p0 - w->base), 1, p1 - p0 + 1);
-		joined += p0 < lo || p1 >= hi;
+		joined++;
 		held += more;
 		left -= len;
 		lo = nlo;
 		hi = nhi;
 	}
 	w->ev[FZ_W_LOOKS] |= !w->looks;
-	/* A window that one element alone widened counts as a miss too. */
+	/* A window that served one later element counts as a miss too. */
 	w->misses = joined < 2 ? w->misses + 1 : 0;
 	w->ev[FZ_W_CUTOFF] |= w->misses == FZ_WIN_MISSES;
 	w->ev[FZ_W_RECOVER] |= was >= FZ_WIN_MISSES && !w->misses;
