@@ -260,6 +260,40 @@ static bool pvm_alone(struct pvm_xfer *x, bool last)
 }
 
 /**
+ * pvm_apart() - whether the next element is too far to share a window
+ * @x: the transfer
+ * @next: the remote element after the current one, which is not the last
+ *	one that the call reaches
+ * @page: page number of the current element's page, the only page it needs
+ *
+ * What pvm_choose() would find, for an element in one page, when the next
+ * element lies in one page too far away for a window to hold both: it
+ * looks at the next element, stops there, and chooses the element's own
+ * page.  The answer costs a compare, and a true one counts the look and
+ * the miss as pvm_choose() would; so the windows of a scattered layout,
+ * which mostly end at their first element, take pvm_pin_page() whether
+ * windows look ahead or not.  A false answer changes nothing.
+ *
+ * Return: true if the window holds @page alone.
+ */
+static bool pvm_apart(struct pvm_xfer *x, const struct iovec *next,
+		      unsigned long page)
+{
+	unsigned long addr = (unsigned long)next->iov_base;
+	unsigned long span = max(addr >> PAGE_SHIFT, page) -
+			     min(addr >> PAGE_SHIFT, page) + 1;
+
+	if (!next->iov_len || next->iov_len > PAGE_SIZE - offset_in_page(addr))
+		return false;
+	if (span <= PVM_MAX_PAGES &&
+	    (span <= PVM_STACK_PAGES || span <= 2 * PVM_MIN_DENSITY))
+		return false;
+	x->looks--;
+	x->misses++;
+	return true;
+}
+
+/**
  * pvm_choose() - choose the pages of the next window
  * @x: the transfer
  * @riov: the remote iovecs
@@ -786,7 +820,8 @@ static __always_inline int pvm_copy_small(struct pvm_xfer *x,
 			break;
 		if (i >= span || !pages[i]) {
 			if (!pvm_alone(x, iov + 1 == end ||
-				       len == iov_iter_count(iter)))
+				       len == iov_iter_count(iter)) &&
+			    !pvm_apart(x, iov + 1, addr >> PAGE_SHIFT))
 				break;
 			pvm_release(x);
 			err = pvm_pin_page(x, addr >> PAGE_SHIFT);
@@ -893,8 +928,9 @@ static ssize_t pvm_transfer(struct pvm_xfer *x, const struct iovec *riov,
 					pvm_release(x);
 				/* A small call, or a scattered layout */
 				if (offset + len <= PAGE_SIZE &&
-				    pvm_alone(x, seg + 1 == nr_segs ||
-					      len == iov_iter_count(x->iter))) {
+				    (pvm_alone(x, seg + 1 == nr_segs ||
+					       len == iov_iter_count(x->iter)) ||
+				     pvm_apart(x, riov + seg + 1, page))) {
 					err = pvm_pin_page(x, page);
 				} else {
 					pvm_choose(x, riov, nr_segs, seg, addr,
