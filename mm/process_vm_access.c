@@ -260,6 +260,21 @@ static bool pvm_alone(struct pvm_xfer *x, bool last)
 }
 
 /**
+ * pvm_too_sparse() - whether a window would hold too few pages of its span
+ * @span: pages the window would span
+ * @held: pages of its page set
+ *
+ * The density rule of pvm_choose(): past PVM_STACK_PAGES pages, at least
+ * one page in PVM_MIN_DENSITY of the span is in the set.
+ *
+ * Return: true if the window would break the rule.
+ */
+static bool pvm_too_sparse(unsigned long span, unsigned long held)
+{
+	return span > PVM_STACK_PAGES && span > held * PVM_MIN_DENSITY;
+}
+
+/**
  * pvm_apart() - whether the next element is too far to share a window
  * @x: the transfer
  * @next: the remote element after the current one, which is not the last
@@ -285,8 +300,7 @@ static bool pvm_apart(struct pvm_xfer *x, const struct iovec *next,
 
 	if (!next->iov_len || next->iov_len > PAGE_SIZE - offset_in_page(addr))
 		return false;
-	if (span <= PVM_MAX_PAGES &&
-	    (span <= PVM_STACK_PAGES || span <= 2 * PVM_MIN_DENSITY))
+	if (span <= PVM_MAX_PAGES && !pvm_too_sparse(span, 2))
 		return false;
 	x->looks--;
 	x->misses++;
@@ -385,8 +399,7 @@ static void pvm_choose(struct pvm_xfer *x, const struct iovec *riov,
 			for (more = 0, p = p0; p <= p1; p++)
 				more += !test_bit(p - base, x->set);
 		}
-		if (nhi - nlo > PVM_STACK_PAGES &&
-		    nhi - nlo > (held + more) * PVM_MIN_DENSITY)
+		if (pvm_too_sparse(nhi - nlo, held + more))
 			break;
 		if (held < hi - lo) {
 			if (p0 == p1)
