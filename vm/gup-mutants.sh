@@ -5,7 +5,7 @@
 # (our mm/gup.c change) is broken on purpose, to show that the tests
 # notice (vm/gup-tests.sh, the CMA selftests):
 #   a  no gup_must_unshare() check: a R/O pin takes a shared anon page
-#   b  no can_follow_write_pte() check: FOLL_WRITE takes a R/O PTE
+#   b  no write check: FOLL_WRITE takes a R/O PTE
 #   c  ctx->room ignored: one page more than asked for
 # Each is built from $B/tree with the one line changed, into
 # $B/obj-gupmut-X (vm/run --kernel gupmut-X); $B/tree/mm/gup.c is put
@@ -31,8 +31,8 @@ mutate() {
 	from=$(grep -n '^static unsigned long follow_pte_run' "$gup" | cut -d: -f1)
 	to=$(awk -v f="$from" 'NR > f && /^}/ { print NR; exit }' "$gup")
 	case $1 in
-	a) sed -i "${from},${to}s/^\([[:space:]]*\)gup_must_unshare(vma, flags, page)))/\10))/" "$gup" ;;
-	b) sed -i "${from},${to}s/!can_follow_write_pte(pte, page, vma, flags))/0)/" "$gup" ;;
+	a) sed -i "${from},${to}s/|| gup_must_unshare(vma, flags, page)))/|| 0))/" "$gup" ;;
+	b) sed -i "${from},${to}s/((flags \& FOLL_WRITE) ||/(0 ||/" "$gup" ;;
 	c) sed -i "${from},${to}s/ctx->room + 1);/ctx->room + 2);/" "$gup" ;;
 	*) die "gup-mutants: unknown mutation '$1' (a, b, c)" ;;
 	esac
