@@ -28,7 +28,7 @@ trap restore EXIT
 # only (the same checks in follow_page_pte() stay).
 mutate() {
 	local from to
-	from=$(grep -n '^static unsigned long follow_pte_run' "$gup" | cut -d: -f1)
+	from=$(grep -n '^static .*unsigned long follow_pte_run(' "$gup" | cut -d: -f1)
 	to=$(awk -v f="$from" 'NR > f && /^}/ { print NR; exit }' "$gup")
 	case $1 in
 	a) sed -i "${from},${to}s/|| gup_must_unshare(vma, flags, page)))/|| 0))/" "$gup" ;;
