@@ -760,6 +760,8 @@ TEST_F(mem, linear_copies)
 	int adjacent = 0, huge = 0;
 	long addr;
 
+	if (access(CMA_THP_SYSFS, F_OK))
+		SKIP(return, "no transparent huge pages");
 	addr = tmap(self, small, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(0, addr);
 	ASSERT_EQ(0, cma_call3(&self->t, t_madvise, addr, small, MADV_NOHUGEPAGE));
