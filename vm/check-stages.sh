@@ -329,6 +329,13 @@ st_loggate() {
 			return 1
 		fi
 	done
+	# A report with no timestamp, from a kernel that never reached the
+	# dmesg dump (an Oops on an overrun stack, as a broken GUP gave).
+	printf 'ok 5 basic\nBUG: unable to handle page fault for address: ffffea0001fcc148\nThread overran stack, or stack corrupted\nOops: Oops: 0011 [#1] SMP\n' >"$d/bad"
+	if "$ROOT/vm/loggate.sh" "$d/bad" 2>/dev/null; then
+		echo "log gate missed a report without a timestamp"
+		return 1
+	fi
 	# And a real run: a kernel WARNING provoked inside the VM fails vm/run.
 	if [ -e "$B/obj-patched/.config" ] && grep -q '^CONFIG_DEBUG_FS=y' "$B/obj-patched/.config"; then
 		"$ROOT/vm/run" --timeout 120 -- sh -c 'echo "WARNING: from userspace is not a kernel report"; true' ||
