@@ -831,11 +831,13 @@ static __always_inline int pvm_copy_small(struct pvm_xfer *x,
 	struct iov_iter *iter = x->iter;
 	struct page **pages = x->pages;
 	unsigned long first = x->first, span = x->span;
+	size_t start = iov_iter_count(iter);
+	/* The budget is spent once the caller's count is down to @stop. */
+	size_t stop = start - min(start, budget);
 	const struct iovec *iov;
-	ssize_t left = budget;
 	int err = 0;
 
-	for (iov = *iovp; iov < end && left > 0; iov++) {
+	for (iov = *iovp; iov < end && iov_iter_count(iter) > stop; iov++) {
 		unsigned long addr = (unsigned long)iov->iov_base;
 		unsigned long i = (addr >> PAGE_SHIFT) - first;
 		size_t offset = offset_in_page(addr);
@@ -865,14 +867,13 @@ static __always_inline int pvm_copy_small(struct pvm_xfer *x,
 		copied = pvm_copy(iter, pages[i], offset, len, write);
 		if (write)
 			flush_dcache_page(pages[i]);
-		left -= copied;
 		if (copied < len) {
 			err = -EFAULT;
 			break;
 		}
 	}
 	*iovp = iov;
-	*done = budget - left;
+	*done = start - iov_iter_count(iter);
 	return err;
 }
 
