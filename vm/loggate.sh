@@ -9,8 +9,9 @@
 set -euo pipefail
 log=${1:?usage: vm/loggate.sh LOG}
 pat='WARNING:|BUG:|BUG |Oops|KASAN|UBSAN|KFENCE|kernel BUG|possible circular locking|possible recursive locking|inconsistent lock state|suspicious RCU usage|lockdep is turned off|DEBUG_LOCKS_WARN_ON|lock held when returning|unreferenced object|Kernel panic|blocked for more than|Call Trace:'
-# How a report's first line starts, for console lines without a timestamp.
-start='BUG: |Oops: |kernel BUG at |Kernel panic - not syncing|WARNING: CPU: |general protection fault|Thread overran stack|kernel tried to execute'
+# How a report begins, for console lines without a timestamp (each also
+# matches $pat, which picks the reports from the lines collected).
+start='BUG: |Oops: |kernel BUG at |Kernel panic - not syncing|WARNING: CPU: '
 kernel_lines() {
 	sed -n '/^CMA-VM-DMESG-BEGIN$/,/^CMA-VM-DMESG-END$/p' "$log"
 	grep -E '^\[ *[0-9]+\.[0-9]+\]' "$log" || true
