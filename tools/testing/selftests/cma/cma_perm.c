@@ -740,7 +740,14 @@ TEST_F(perm, zombie_leader_live_thread)
 #define SUID_OLD_SEED	0x41
 #define SUID_NEW_SEED	0x42
 #define SUID_LEN	(8UL << 20)
+/*
+ * Where the target maps the region: away from where the new image's loader
+ * and stack go, so that it can map the same range (ASLR places them anew).
+ * 64-bit: high in a 47-bit address space, else at 64 GiB (User-Mode Linux
+ * gives a process 512 GiB); 32-bit: at 1 GiB.
+ */
 #define SUID_ADDR	((void *)(sizeof(long) == 8 ? 0x3f0000000000UL : 0x40000000UL))
+#define SUID_ADDR_LOW	((void *)(sizeof(long) == 8 ? 0x1000000000UL : 0x40000000UL))
 
 struct suid_report {
 	long euid;
@@ -910,13 +917,12 @@ static void suid_target(struct suid_shared *sh, const char *image, int go, int r
 
 	if (cma_become(N1, N1))
 		_exit(1);
-	/*
-	 * Away from where the new image's loader and stack go, so that it
-	 * can map the same range: ASLR places them anew.
-	 */
 	addr = mmap(SUID_ADDR, SUID_LEN, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS |
 		    MAP_FIXED_NOREPLACE, -1, 0);
-	if (addr != SUID_ADDR)
+	if (addr == MAP_FAILED)
+		addr = mmap(SUID_ADDR_LOW, SUID_LEN, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	if (addr != SUID_ADDR && addr != SUID_ADDR_LOW)
 		_exit(1);
 	cma_fill(addr, SUID_LEN, SUID_OLD_SEED);
 	/* Only now may the caller start reading. */
@@ -939,6 +945,19 @@ static void suid_target(struct suid_shared *sh, const char *image, int go, int r
 	__atomic_store_n(&sh->exec_started, 1, __ATOMIC_RELEASE);
 	execv(image, argv);
 	_exit(1);
+}
+
+/* Wait for the target to map its region: false if it exits first, or after @s seconds. */
+static bool suid_mapped(struct suid_shared *sh, pid_t target, double s)
+{
+	double end = cma_now() + s;
+
+	while (!__atomic_load_n(&sh->addr, __ATOMIC_ACQUIRE)) {
+		if (waitpid(target, NULL, WNOHANG) == target || cma_now() >= end)
+			return false;
+		usleep(1000);
+	}
+	return true;
 }
 
 static bool wait_for(long *v, long min, double s)
@@ -992,8 +1011,13 @@ TEST_F_TIMEOUT(perm, setuid_exec_during_transfer, 120)
 	}
 	close(rep[1]);
 	close(stop[0]);
-	while (!__atomic_load_n(&sh->addr, __ATOMIC_ACQUIRE))
-		usleep(1000);
+	if (!suid_mapped(sh, target, 30)) {
+		kill(target, SIGKILL);
+		waitpid(target, NULL, 0);
+		unlink(image);
+		rmdir(dir);
+		ASSERT_TRUE(0) TH_LOG("the target could not map its region");
+	}
 	caller = fork();
 	ASSERT_LE(0, caller);
 	if (!caller)
