@@ -742,12 +742,11 @@ TEST_F(perm, zombie_leader_live_thread)
 #define SUID_LEN	(8UL << 20)
 /*
  * Where the target maps the region: away from where the new image's loader
- * and stack go, so that it can map the same range (ASLR places them anew).
- * 64-bit: high in a 47-bit address space, else at 64 GiB (User-Mode Linux
- * gives a process 512 GiB); 32-bit: at 1 GiB.
+ * and stack go, so that it can map the same range (ASLR places them anew),
+ * and inside the smallest address spaces it runs in (User-Mode Linux gives
+ * a process 512 GiB, as a 39-bit arm64 kernel does): 64 GiB, or 1 GiB.
  */
-#define SUID_ADDR	((void *)(sizeof(long) == 8 ? 0x3f0000000000UL : 0x40000000UL))
-#define SUID_ADDR_LOW	((void *)(sizeof(long) == 8 ? 0x1000000000UL : 0x40000000UL))
+#define SUID_ADDR	((void *)(sizeof(long) == 8 ? 0x1000000000UL : 0x40000000UL))
 
 struct suid_report {
 	long euid;
@@ -919,10 +918,7 @@ static void suid_target(struct suid_shared *sh, const char *image, int go, int r
 		_exit(1);
 	addr = mmap(SUID_ADDR, SUID_LEN, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS |
 		    MAP_FIXED_NOREPLACE, -1, 0);
-	if (addr == MAP_FAILED)
-		addr = mmap(SUID_ADDR_LOW, SUID_LEN, PROT_READ | PROT_WRITE,
-			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
-	if (addr != SUID_ADDR && addr != SUID_ADDR_LOW)
+	if (addr != SUID_ADDR)
 		_exit(1);
 	cma_fill(addr, SUID_LEN, SUID_OLD_SEED);
 	/* Only now may the caller start reading. */
