@@ -34,7 +34,11 @@
  *
  * The mmap lock is held only while pinning.  Copies run from the pinned
  * pages with no lock held, so faults on the caller's own buffers are
- * handled normally (the caller may even be the target).  Where the kernel
+ * handled normally (the caller may even be the target).  A window of one
+ * page alone, the usual call of a profiler or a debugger, does not take
+ * it at all if that page needs no fault: pin_user_pages_remote_present()
+ * pins it under its VMA's read lock, so such a call does not queue behind
+ * a writer of the target's address space.  Where the kernel
  * maps memory linearly (no HIGHMEM), a range of the window that lies in
  * one large folio (THP, hugetlb), or in small pages that follow each other
  * in physical memory, is copied in one step rather than page by page.
@@ -70,6 +74,8 @@
 #include <linux/uio.h>
 
 #include <uapi/linux/process_vm.h>
+
+#include "internal.h"
 
 #define PROCESS_VM_SUPPORTED_FLAGS	(PROCESS_VM_PIDFD | PROCESS_VM_NOWAIT)
 
@@ -512,12 +518,16 @@ static __always_inline long pvm_lock_pin(struct pvm_xfer *x,
 static int pvm_pin_page(struct pvm_xfer *x, unsigned long page)
 {
 	int locked;
-	long got = pvm_lock_pin(x, page, 1, x->pages, &locked);
+	long got;
 
-	if (got < 0)
-		return got;
-	if (locked)
-		mmap_read_unlock(x->mm);
+	if (!pin_user_pages_remote_present(x->mm, page << PAGE_SHIFT, 1,
+					   x->gup_flags, x->pages)) {
+		got = pvm_lock_pin(x, page, 1, x->pages, &locked);
+		if (got < 0)
+			return got;
+		if (locked)
+			mmap_read_unlock(x->mm);
+	}
 	x->first = page;
 	x->span = 1;
 	x->pinned = 1;

@@ -52,8 +52,13 @@ put() {
 
 grep -q 'SYSCALL_DEFINE6(process_vm_readv,' "$ROOT/mm/process_vm_access.c" ||
 	die "ab-tree: mm/process_vm_access.c has no process_vm_readv definition"
+# Without our GUP change ours pins every page under the mmap lock:
+# pin_user_pages_remote_present() (mm/internal.h.patch) is part of it.
+nogup='s|^#include "internal.h"$|#define pin_user_pages_remote_present(mm, start, nr, flags, pages) 0L|'
+[ $gup = 1 ] && nogup=
 sed -e 's/SYSCALL_DEFINE6(process_vm_readv,/SYSCALL_DEFINE6(pvm_ours_readv,/' \
     -e 's/SYSCALL_DEFINE6(process_vm_writev,/SYSCALL_DEFINE6(pvm_ours_writev,/' \
+    ${nogup:+-e "$nogup"} \
 	"$ROOT/mm/process_vm_access.c" | put mm/process_vm_ours.c
 put include/uapi/linux/process_vm.h <"$ROOT/include/uapi/linux/process_vm.h"
 git -C "$BASE" show stock:mm/Makefile |
@@ -73,6 +78,10 @@ if [ $gup = 1 ]; then
 	patch -s -p2 -d "$tmp" <"$ROOT/mm/gup.c.patch" >&2 ||
 		die "ab-tree: mm/gup.c.patch does not apply to stock mm/gup.c"
 	put mm/gup.c <"$tmp/gup.c"
+	git -C "$BASE" show stock:mm/internal.h >"$tmp/internal.h"
+	patch -s -p2 -d "$tmp" <"$ROOT/mm/internal.h.patch" >&2 ||
+		die "ab-tree: mm/internal.h.patch does not apply to stock mm/internal.h"
+	put mm/internal.h <"$tmp/internal.h"
 	rm -rf "$tmp"
 fi
 echo "$src"

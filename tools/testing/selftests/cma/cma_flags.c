@@ -15,6 +15,7 @@
 #include <linux/sched.h>
 #include <linux/userfaultfd.h>
 #include <sys/ioctl.h>
+#include <sys/utsname.h>
 
 #ifndef __NR_clone3
 #define __NR_clone3	CMA_NR_COMMON(435)
@@ -961,6 +962,72 @@ TEST_F_TIMEOUT(flags, mmap_lock_contended_waits, 180)
 		EXPECT_EQ(-1, r->bad) TH_LOG("local byte %ld wrong", r->bad);
 		EXPECT_EQ(0, cma_call3(&self->t, cma_t_check, w, want, want));
 		cma_xfer_reset_keep(&self->t, w, want);
+	}
+	munmap(r, sizeof(*r));
+}
+
+/*
+ * Whether the kernel has per-VMA locks (CONFIG_PER_VMA_LOCK): the 64-bit
+ * architectures that select ARCH_SUPPORTS_PER_VMA_LOCK, as uname() gives
+ * the kernel's (a 32-bit caller on a 64-bit kernel included).
+ */
+static bool per_vma_locks(void)
+{
+	static const char * const machines[] = { "x86_64", "aarch64", "s390x", "riscv64" };
+	struct utsname u;
+	size_t i;
+
+	if (uname(&u))
+		return false;
+	for (i = 0; i < ARRAY_SIZE(machines); i++)
+		if (!strcmp(u.machine, machines[i]))
+			return true;
+	return false;
+}
+
+/*
+ * A call whose remote side is one page, mapped already, pins that page
+ * under its VMA's read lock instead of the mmap lock: with a writer
+ * waiting for the mmap lock, the call neither waits nor, with
+ * PROCESS_VM_NOWAIT, fails.  (The usual layout's elements cross a page
+ * boundary and wait, as above.)
+ */
+TEST_F_TIMEOUT(flags, lone_present_page_skips_mmap_lock, 180)
+{
+	static const unsigned long how[] = { 0, PROCESS_VM_NOWAIT };
+	size_t want = 300;
+	struct timed_call *r;
+	bool waited;
+	int w, f, round;
+
+	/* This implementation's behaviour; it has the flag, mainline waits. */
+	if (!self->nowait_ok)
+		SKIP(return, NO_NOWAIT);
+	if (cma_on_uml())
+		SKIP(return, LOCK_NO_UML);
+	if (!per_vma_locks())
+		SKIP(return, "no per-VMA locks known on this architecture");
+	ASSERT_EQ(0, cma_xfer_setup(&self->t, self->page, 4 * self->page, CMA_ANON));
+	cma_riov(&self->t.mb->x, self->page + 100, want);
+	cma_liov(&self->t.mb->x, 10, want);
+	r = mmap(NULL, sizeof(*r), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_TRUE(r != MAP_FAILED);
+	for (f = 0; f < 2; f++) {
+		for (w = 0; w < 2; w++) {
+			for (round = 0; !contended_call(_metadata, &self->t, w, how[f], 1, r,
+							&waited); round++) {
+				ASSERT_GT(5, round) TH_LOG("no round with the lock held");
+				cma_xfer_reset_keep(&self->t, w, r->ret > 0 ? r->ret : 0);
+			}
+			ASSERT_FALSE(waited) TH_LOG("%s (flags %lu) waited for the mmap lock",
+						    w ? "writev" : "readv", how[f]);
+			ASSERT_EQ((long)want, r->ret) TH_LOG("%s (flags %lu): %s",
+							     w ? "writev" : "readv", how[f],
+							     strerror(r->err));
+			EXPECT_EQ(-1, r->bad) TH_LOG("local byte %ld wrong", r->bad);
+			EXPECT_EQ(0, cma_call3(&self->t, cma_t_check, w, want, want));
+			cma_xfer_reset_keep(&self->t, w, want);
+		}
 	}
 	munmap(r, sizeof(*r));
 }
