@@ -36,7 +36,7 @@
  * pages with no lock held, so faults on the caller's own buffers are
  * handled normally (the caller may even be the target).  A window of one
  * page alone, the usual call of a profiler or a debugger, does not take
- * it at all if that page needs no fault: pin_user_pages_remote_present()
+ * it at all if that page needs no fault: pin_user_page_remote_present()
  * pins it under its VMA's read lock, so such a call does not queue behind
  * a writer of the target's address space.  Where the kernel
  * maps memory linearly (no HIGHMEM), a range of the window that lies in
@@ -155,10 +155,10 @@ struct pvm_xfer {
  * @x: the transfer
  *
  * The pinned pages are released in one call, gathered at the start of the
- * array first if the window has holes; a single page read from, as in a
- * small call or a scattered layout, without a walk of the array.  Pages
- * written by process_vm_writev() are marked dirty as they are unpinned,
- * so that file-backed memory reaches its file.
+ * array first if the window has holes; a single page, as in a small call
+ * or a scattered layout, without a walk of the array.  Pages written by
+ * process_vm_writev() are marked dirty as they are unpinned, so that
+ * file-backed memory reaches its file.
  */
 static void pvm_release(struct pvm_xfer *x)
 {
@@ -179,10 +179,14 @@ static void pvm_release(struct pvm_xfer *x)
 	x->pinned = 0;
 	if (!n)
 		return;
-	if (x->write)
-		unpin_user_pages_dirty_lock(pages, n, true);
-	else if (n == 1)
+	/*
+	 * unpin_user_pages_dirty_lock() marks a folio dirty only if it is
+	 * not dirty already; a lone page that is needs no walk for that.
+	 */
+	if (n == 1 && (!x->write || folio_test_dirty(page_folio(pages[0]))))
 		unpin_user_page(pages[0]);
+	else if (x->write)
+		unpin_user_pages_dirty_lock(pages, n, true);
 	else
 		unpin_user_pages(pages, n);
 }
@@ -505,6 +509,27 @@ static __always_inline long pvm_lock_pin(struct pvm_xfer *x,
 }
 
 /**
+ * pvm_lock_pin_page() - pin one page under the mmap lock
+ * @x: the transfer, with no pages pinned
+ * @page: page number of the page
+ *
+ * pvm_pin_page()'s way for a page that pin_user_page_remote_present() did
+ * not pin, out of line so that the way without the lock keeps a short
+ * frame.
+ *
+ * Return: 1, or a negative errno.
+ */
+static noinline long pvm_lock_pin_page(struct pvm_xfer *x, unsigned long page)
+{
+	int locked;
+	long got = pvm_lock_pin(x, page, 1, x->pages, &locked);
+
+	if (got > 0 && locked)
+		mmap_read_unlock(x->mm);
+	return got;
+}
+
+/**
  * pvm_pin_page() - pin a window of one page
  * @x: the transfer, with no pages pinned
  * @page: page number of the page
@@ -517,16 +542,12 @@ static __always_inline long pvm_lock_pin(struct pvm_xfer *x,
  */
 static int pvm_pin_page(struct pvm_xfer *x, unsigned long page)
 {
-	int locked;
-	long got;
+	if (!pin_user_page_remote_present(x->mm, page << PAGE_SHIFT,
+					  x->gup_flags, x->pages)) {
+		long got = pvm_lock_pin_page(x, page);
 
-	if (!pin_user_pages_remote_present(x->mm, page << PAGE_SHIFT, 1,
-					   x->gup_flags, x->pages)) {
-		got = pvm_lock_pin(x, page, 1, x->pages, &locked);
 		if (got < 0)
 			return got;
-		if (locked)
-			mmap_read_unlock(x->mm);
 	}
 	x->first = page;
 	x->span = 1;

@@ -53,8 +53,8 @@ put() {
 grep -q 'SYSCALL_DEFINE6(process_vm_readv,' "$ROOT/mm/process_vm_access.c" ||
 	die "ab-tree: mm/process_vm_access.c has no process_vm_readv definition"
 # Without our GUP change ours pins every page under the mmap lock:
-# pin_user_pages_remote_present() (mm/internal.h.patch) is part of it.
-nogup='s|^#include "internal.h"$|#define pin_user_pages_remote_present(mm, start, nr, flags, pages) 0L|'
+# pin_user_page_remote_present() (mm/internal.h.patch) is part of it.
+nogup='s|^#include "internal.h"$|#define pin_user_page_remote_present(mm, addr, flags, pagep) false|'
 [ $gup = 1 ] && nogup=
 sed -e 's/SYSCALL_DEFINE6(process_vm_readv,/SYSCALL_DEFINE6(pvm_ours_readv,/' \
     -e 's/SYSCALL_DEFINE6(process_vm_writev,/SYSCALL_DEFINE6(pvm_ours_writev,/' \

@@ -639,6 +639,36 @@ TEST_F(basic, fork_cow)
 	cma_region_free(&mine);
 }
 
+/*
+ * The same with a call of a few bytes inside one page, which pins its page
+ * without the target's mmap lock: the page is mapped read-only in both
+ * processes, so writev must take it through a write fault, never pin it.
+ */
+TEST_F(basic, fork_cow_lone_page)
+{
+	size_t p = self->page;
+	struct cma_region mine;
+	struct cma_target t2;
+	struct cma_xfer *x;
+
+	ASSERT_EQ(0, cma_region_alloc(&mine, 4 * p, 0x5a, CMA_ANON));
+	ASSERT_EQ(0, cma_target_start(&t2));
+	x = &t2.mb->x;
+	x->rreg = mine;
+	x->rreg.fd = -1;
+	ASSERT_EQ(0, cma_region_alloc(&x->lreg, 4 * p, 0x11, CMA_ANON));
+	if (!variant->write) {
+		mine.seed = 0x77;
+		cma_region_refill(&mine);
+	}
+	cma_riov(x, p + 100, 200);
+	cma_liov(x, 99, 200);
+	cma_xfer_expect(_metadata, &t2, variant->write, 200);
+	EXPECT_EQ(-1, cma_verify(&mine, NULL, 0, NULL, 0, 0, 0, 0));
+	cma_target_stop(&t2);
+	cma_region_free(&mine);
+}
+
 TEST_F(basic, self_target)
 {
 	size_t p = self->page;

@@ -472,6 +472,11 @@ TEST_F(remote, secretmem)
 	r.iov_len = p;
 	EXPECT_BOTH(EFAULT, 0, self->t.pid, &l, 1, &r, 1, 0);
 	EXPECT_EQ(-1, cma_verify(&x->lreg, NULL, 0, NULL, 0, 0, 0, 0));
+	/* A few bytes in one page: the way that pins without the mmap lock. */
+	r.iov_len = 64;
+	l.iov_len = 64;
+	EXPECT_BOTH(EFAULT, 0, self->t.pid, &l, 1, &r, 1, 0);
+	EXPECT_EQ(-1, cma_verify(&x->lreg, NULL, 0, NULL, 0, 0, 0, 0));
 }
 
 /* [vvar] is a VM_PFNMAP | VM_IO mapping, which GUP refuses. */
