@@ -36,9 +36,11 @@
  * pages with no lock held, so faults on the caller's own buffers are
  * handled normally (the caller may even be the target).  A window of one
  * page alone, the usual call of a profiler or a debugger, does not take
- * it at all if that page needs no fault: pin_user_page_remote_present()
- * pins it under its VMA's read lock, so such a call does not queue behind
- * a writer of the target's address space.  Where the kernel
+ * it at all if a small page is mapped there with the access wanted and
+ * needs no unshare (not the zero page, THP, KSM or fork()-shared for a
+ * read, nor a clean PTE for a write): pin_user_page_remote_present() pins
+ * it under its VMA's read lock, so such a call does not queue behind a
+ * writer of the target's address space.  Other pages take the lock.  Where the kernel
  * maps memory linearly (no HIGHMEM), a range of the window that lies in
  * one large folio (THP, hugetlb), or in small pages that follow each other
  * in physical memory, is copied in one step rather than page by page.
