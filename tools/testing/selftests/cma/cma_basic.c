@@ -613,10 +613,12 @@ TEST_F(basic, file_shared)
  * The target is forked after the region is filled, so the pages are shared
  * copy-on-write.  readv: the parent rewrites its copy first and must still
  * read the child's original bytes.  writev: the parent's copy stays as it was.
+ * One remote element of @len bytes at @roff.
  */
-TEST_F(basic, fork_cow)
+static void fork_cow_run(struct __test_metadata *_metadata, bool write, size_t roff,
+			 size_t len)
 {
-	size_t p = self->page;
+	size_t p = cma_page();
 	struct cma_region mine;
 	struct cma_target t2;
 	struct cma_xfer *x;
@@ -627,16 +629,21 @@ TEST_F(basic, fork_cow)
 	x->rreg = mine;
 	x->rreg.fd = -1;
 	ASSERT_EQ(0, cma_region_alloc(&x->lreg, 4 * p, 0x11, CMA_ANON));
-	if (!variant->write) {
+	if (!write) {
 		mine.seed = 0x77;
 		cma_region_refill(&mine);
 	}
-	cma_riov(x, 3, 3 * p);
-	cma_liov(x, 99, 3 * p);
-	cma_xfer_expect(_metadata, &t2, variant->write, 3 * p);
+	cma_riov(x, roff, len);
+	cma_liov(x, 99, len);
+	cma_xfer_expect(_metadata, &t2, write, len);
 	EXPECT_EQ(-1, cma_verify(&mine, NULL, 0, NULL, 0, 0, 0, 0));
 	cma_target_stop(&t2);
 	cma_region_free(&mine);
+}
+
+TEST_F(basic, fork_cow)
+{
+	fork_cow_run(_metadata, variant->write, 3, 3 * self->page);
 }
 
 /*
@@ -646,27 +653,7 @@ TEST_F(basic, fork_cow)
  */
 TEST_F(basic, fork_cow_lone_page)
 {
-	size_t p = self->page;
-	struct cma_region mine;
-	struct cma_target t2;
-	struct cma_xfer *x;
-
-	ASSERT_EQ(0, cma_region_alloc(&mine, 4 * p, 0x5a, CMA_ANON));
-	ASSERT_EQ(0, cma_target_start(&t2));
-	x = &t2.mb->x;
-	x->rreg = mine;
-	x->rreg.fd = -1;
-	ASSERT_EQ(0, cma_region_alloc(&x->lreg, 4 * p, 0x11, CMA_ANON));
-	if (!variant->write) {
-		mine.seed = 0x77;
-		cma_region_refill(&mine);
-	}
-	cma_riov(x, p + 100, 200);
-	cma_liov(x, 99, 200);
-	cma_xfer_expect(_metadata, &t2, variant->write, 200);
-	EXPECT_EQ(-1, cma_verify(&mine, NULL, 0, NULL, 0, 0, 0, 0));
-	cma_target_stop(&t2);
-	cma_region_free(&mine);
+	fork_cow_run(_metadata, variant->write, self->page + 100, 200);
 }
 
 TEST_F(basic, self_target)
