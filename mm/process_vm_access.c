@@ -40,10 +40,11 @@
  * needs no unshare (not the zero page, THP, KSM or fork()-shared for a
  * read, nor a clean PTE for a write): pin_user_page_remote_present() pins
  * it under its VMA's read lock, so such a call does not queue behind a
- * writer of the target's address space.  Other pages take the lock.  Where the kernel
- * maps memory linearly (no HIGHMEM), a range of the window that lies in
- * one large folio (THP, hugetlb), or in small pages that follow each other
- * in physical memory, is copied in one step rather than page by page.
+ * writer of the target's address space.  Other pages take the lock.
+ * Where the kernel maps memory linearly (no HIGHMEM), a range of the
+ * window that lies in one large folio (THP, hugetlb), or in small pages
+ * that follow each other in physical memory, is copied in one step rather
+ * than page by page.
  * Small calls use an on-stack page array; a larger array is allocated only
  * when a window wants more pages than the stack array holds, and if that
  * allocation fails the transfer continues with the small array.  Pinning

@@ -895,6 +895,22 @@ static bool contended_call(struct __test_metadata *_metadata, struct cma_target 
 }
 
 /*
+ * contended_call() until a round holds the lock throughout (at most five
+ * rounds; else the case fails), the transfer's state reset between rounds.
+ */
+static void contended_rounds(struct __test_metadata *_metadata, struct cma_target *t,
+			     bool write, unsigned long flags, double wait_s,
+			     struct timed_call *r, bool *waited)
+{
+	int round;
+
+	for (round = 0; !contended_call(_metadata, t, write, flags, wait_s, r, waited); round++) {
+		ASSERT_GT(5, round) TH_LOG("no round with the lock held throughout");
+		cma_xfer_reset_keep(t, write, r->ret > 0 ? r->ret : 0);
+	}
+}
+
+/*
  * PROCESS_VM_NOWAIT does not wait for the target's mmap lock: with a writer
  * waiting for it, nothing can be pinned and the call fails with EFAULT at
  * once, touching neither side; once the lock is free, the same call moves
@@ -907,7 +923,7 @@ TEST_F_TIMEOUT(flags, nowait_mmap_lock_contended, 180)
 	size_t want = 2 * self->page + 7;
 	struct timed_call *r;
 	bool waited;
-	int w, round;
+	int w;
 
 	if (!self->nowait_ok)
 		SKIP(return, NO_NOWAIT);
@@ -917,11 +933,7 @@ TEST_F_TIMEOUT(flags, nowait_mmap_lock_contended, 180)
 	r = mmap(NULL, sizeof(*r), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	ASSERT_TRUE(r != MAP_FAILED);
 	for (w = 0; w < 2; w++) {
-		for (round = 0; !contended_call(_metadata, &self->t, w, PROCESS_VM_NOWAIT, 1, r,
-						&waited); round++) {
-			ASSERT_GT(5, round) TH_LOG("no round with the lock held throughout");
-			cma_xfer_reset_keep(&self->t, w, r->ret > 0 ? r->ret : 0);
-		}
+		contended_rounds(_metadata, &self->t, w, PROCESS_VM_NOWAIT, 1, r, &waited);
 		ASSERT_FALSE(waited) TH_LOG("%s with PROCESS_VM_NOWAIT waited for the mmap lock",
 					    w ? "writev" : "readv");
 		EXPECT_EQ(-1, r->ret);
@@ -943,7 +955,7 @@ TEST_F_TIMEOUT(flags, mmap_lock_contended_waits, 180)
 	size_t want = 2 * self->page + 7;
 	struct timed_call *r;
 	bool waited;
-	int w, round;
+	int w;
 
 	if (cma_on_uml())
 		SKIP(return, LOCK_NO_UML);
@@ -951,11 +963,7 @@ TEST_F_TIMEOUT(flags, mmap_lock_contended_waits, 180)
 	r = mmap(NULL, sizeof(*r), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	ASSERT_TRUE(r != MAP_FAILED);
 	for (w = 0; w < 2; w++) {
-		for (round = 0; !contended_call(_metadata, &self->t, w, 0, 0.05, r, &waited);
-		     round++) {
-			ASSERT_GT(5, round) TH_LOG("no round with the lock held throughout");
-			cma_xfer_reset_keep(&self->t, w, r->ret > 0 ? r->ret : 0);
-		}
+		contended_rounds(_metadata, &self->t, w, 0, 0.05, r, &waited);
 		ASSERT_TRUE(waited) TH_LOG("%s did not wait for the mmap lock: returned %ld (%s)",
 					   w ? "writev" : "readv", r->ret, strerror(r->err));
 		ASSERT_EQ((long)want, r->ret) TH_LOG("%s", strerror(r->err));
@@ -998,7 +1006,7 @@ TEST_F_TIMEOUT(flags, lone_present_page_skips_mmap_lock, 180)
 	size_t want = 300;
 	struct timed_call *r;
 	bool waited;
-	int w, f, round;
+	int w, f;
 
 	/* This implementation's behaviour; it has the flag, mainline waits. */
 	if (!self->nowait_ok)
@@ -1014,11 +1022,7 @@ TEST_F_TIMEOUT(flags, lone_present_page_skips_mmap_lock, 180)
 	ASSERT_TRUE(r != MAP_FAILED);
 	for (f = 0; f < 2; f++) {
 		for (w = 0; w < 2; w++) {
-			for (round = 0; !contended_call(_metadata, &self->t, w, how[f], 1, r,
-							&waited); round++) {
-				ASSERT_GT(5, round) TH_LOG("no round with the lock held");
-				cma_xfer_reset_keep(&self->t, w, r->ret > 0 ? r->ret : 0);
-			}
+			contended_rounds(_metadata, &self->t, w, how[f], 1, r, &waited);
 			ASSERT_FALSE(waited) TH_LOG("%s (flags %lu) waited for the mmap lock",
 						    w ? "writev" : "readv", how[f]);
 			ASSERT_EQ((long)want, r->ret) TH_LOG("%s (flags %lu): %s",
