@@ -6,12 +6,17 @@
 # syscalls 470/471), boots it, and runs bench/ab.c: each cell alternates
 # samples of mainline (A) and ours (B) on the same buffers, then an A/A
 # control run (mainline against itself) shows the method's resolution.
+# By default each side has its own GUP (vm/ab-tree.sh --split): mainline
+# on a copy of stock mm/gup.c, ours on the series' mm/gup.c, i.e. stock
+# 6.12 against the whole series.  AB_GUP=stock runs both on stock GUP
+# instead (kernel ab): our file alone against mainline's.
 #
 #   vm/bench-ab.sh          in QEMU (TCG emulation: ratios only)
 #   vm/bench-ab.sh --uml    under User-Mode Linux (the mm code at native speed)
 #   BOOTS=N                 boots (default 2); each prints its own table
 #   AB_ARGS=...             options of cma-ab (default: every cell)
 #   AA_ARGS=...             options of the A/A control run
+#   AB_GUP=split|stock      GUP of our side: the series' (default) or stock
 # Output: $B/bench-ab[-uml]/boot-N.txt, boot-N.csv, aa-N.txt, and
 # table.txt, the per-cell medians over the boots (bench/ab-table.sh).
 set -euo pipefail
@@ -20,12 +25,17 @@ set -euo pipefail
 uml=0
 [ "${1:-}" = --uml ] && uml=1
 boots=${BOOTS:-2}
+case ${AB_GUP:-split} in
+split)	sfx=-split gupwhat="mainline on stock GUP, ours on the series' GUP" ;;
+stock)	sfx= gupwhat="both on stock GUP: our file alone" ;;
+*)	die "bench-ab: AB_GUP must be split or stock" ;;
+esac
 if [ "$uml" = 1 ]; then
-	kind=uml-ab out=$B/bench-ab-uml run=(--uml --mem 2G)
+	kind=uml-ab$sfx out=$B/bench-ab-uml run=(--uml --mem 2G)
 	args=${AB_ARGS:--n 15 -t 20}
 	what="User-Mode Linux, native mm code"
 else
-	kind=ab out=$B/bench-ab run=()
+	kind=ab$sfx out=$B/bench-ab run=()
 	args=${AB_ARGS:--n 11 -t 30}
 	what="QEMU TCG emulation, 2 vCPUs"
 fi
@@ -46,7 +56,7 @@ for r in $(seq "$boots"); do
 	sed -n '/^CMA-AA-BEGIN$/,/^CMA-AA-END$/p' "$out/boot-$r.log" | sed '1d;$d' >"$out/aa-$r.txt"
 	[ -s "$out/boot-$r.csv" ] || die "bench-ab: no CSV from boot $r (see $out/boot-$r.log)"
 done
-echo "== A/B in one kernel ($what): mainline (A) against ours (B), $boots boot(s) =="
+echo "== A/B in one kernel ($what): mainline (A) against ours (B), $boots boot(s); $gupwhat =="
 sh "$ROOT/bench/ab-table.sh" "$out"/boot-*.csv | tee "$out/table.txt"
 echo
 echo "== A/A control (mainline against itself), boot 1 =="

@@ -14,6 +14,10 @@
 #                syscall numbers, for same-boot comparisons
 #   ab-gup       the A/B tree with our mm/gup.c change on both sides, into
 #                $B/gup/obj-ab (also named $B/obj-ab-gup), for make icount
+#   ab-split, uml-ab-split  the A/B tree in which mainline's file runs on a
+#                copy of stock mm/gup.c and ours on our change (vm/ab-tree.sh
+#                --split), into $B/split/obj-ab and $B/split/obj-uml-ab
+#                (also named $B/obj-ab-split, $B/obj-uml-ab-split)
 # The source tree must have been prepared (vm/series.sh apply, or this
 # script for stock).  Prints the path of the kernel image.
 set -euo pipefail
@@ -35,7 +39,8 @@ stock|uml-stock) src=$B/stock
 	 worktree_at "$src" stock ;;
 ab|uml-ab) src=$("$ROOT/vm/ab-tree.sh") ;;
 ab-gup)	src=$("$ROOT/vm/ab-tree.sh" --gup) ;;
-*) die "vm/build.sh: unknown kernel kind '$kind' (patched, debug, stock, ab, ab-gup, uml-patched, uml-stock, uml-ab)" ;;
+ab-split|uml-ab-split) src=$("$ROOT/vm/ab-tree.sh" --split) ;;
+*) die "vm/build.sh: unknown kernel kind '$kind' (patched, debug, stock, ab, ab-gup, ab-split, uml-patched, uml-stock, uml-ab, uml-ab-split)" ;;
 esac
 obj=$B/obj-$kind
 if [ "$kind" = ab-gup ]; then
@@ -43,6 +48,13 @@ if [ "$kind" = ab-gup ]; then
 	obj=$B/gup/obj-ab
 	ln -sfn gup/obj-ab "$B/obj-ab-gup"
 fi
+case $kind in
+*ab-split)
+	# $B/obj-KIND names $B/split/obj-AB for vm/run; the objects sit where
+	# ab's do relative to their tree, so that ccache finds them.
+	obj=$B/split/obj-${kind%-split}
+	ln -sfn "split/obj-${kind%-split}" "$B/obj-$kind" ;;
+esac
 [ -f "$src/Makefile" ] || die "build $kind: no source tree at $src (run make series-apply)"
 need gcc make flex bison bc libelf-dev libssl-dev ccache cpio
 mkdir -p "$obj" "$CCACHE_DIR"
@@ -79,4 +91,12 @@ stage "build $kind: compiling"
 	grep -E 'error|Error' "$obj/build.log" | head -20 >&2
 	die "build $kind: kernel build failed (see $obj/build.log)"
 }
+if [ -f "$src/mm/gup_stock.h" ]; then
+	# The stock copy of GUP must define nothing under a name of its own
+	# (vm/ab-tree.sh --split): every global symbol carries stock_.
+	bad=$(nm -g --defined-only "$obj/mm/gup_stock.o" | awk '$3 !~ /^(__pfx_|__cfi_)?stock_/ { print $3 }')
+	[ -z "$bad" ] || die "build $kind: mm/gup_stock.o defines unprefixed symbols: $bad"
+	nm -u "$obj/mm/process_vm_access.o" | grep -q ' stock_pin_user_pages_remote$' ||
+		die "build $kind: mainline's file does not call the stock copy of GUP"
+fi
 echo "$obj/$image"
