@@ -370,9 +370,11 @@ static bool thp_setting(const char *path, const char *value)
  * A transfer across the two huge pages of x.rreg, @kind CMA_THP or
  * CMA_FILE_THP, which huge pages must back before and after: a copy that
  * runs through a large folio (the folio-span path) is what this tests.
+ * With @lone, one element of 200 bytes inside the second huge page: a
+ * call that pins one subpage where a PMD maps the huge page.
  */
 static void thp_case(struct __test_metadata *_metadata, struct cma_target *t, bool write,
-		     enum cma_kind kind, const char *field)
+		     enum cma_kind kind, const char *field, bool lone)
 {
 	size_t p = cma_page(), h = CMA_THP_SIZE, want = 2 * h / p;
 	struct cma_xfer *x = &t->mb->x;
@@ -388,10 +390,16 @@ static void thp_case(struct __test_metadata *_metadata, struct cma_target *t, bo
 	if (huge < (long)want)
 		SKIP(return, "transparent huge pages: none could be allocated (%ld of %zu huge)",
 		     huge, want);
-	cma_riov(x, 100, 3 * p);
-	cma_riov(x, h - 3 * p - 5, 4 * p + 11);
-	cma_liov(x, MARGIN, 7 * p + 11);
-	cma_xfer_expect(_metadata, t, write, 7 * p + 11);
+	if (lone) {
+		cma_riov(x, h + 5 * p + 100, 200);
+		cma_liov(x, MARGIN, 200);
+		cma_xfer_expect(_metadata, t, write, 200);
+	} else {
+		cma_riov(x, 100, 3 * p);
+		cma_riov(x, h - 3 * p - 5, 4 * p + 11);
+		cma_liov(x, MARGIN, 7 * p + 11);
+		cma_xfer_expect(_metadata, t, write, 7 * p + 11);
+	}
 	EXPECT_EQ((long)want, rreg_thp_pages(t, field)) TH_LOG("the transfer split a huge page");
 }
 
@@ -401,7 +409,16 @@ TEST_F(basic, thp)
 		SKIP(return, "no transparent huge pages");
 	if (thp_setting(CMA_THP_SYSFS "/enabled", "[never]"))
 		SKIP(return, "transparent huge pages disabled (enabled: never)");
-	thp_case(_metadata, &self->t, variant->write, CMA_THP, "AnonHugePages");
+	thp_case(_metadata, &self->t, variant->write, CMA_THP, "AnonHugePages", false);
+}
+
+TEST_F(basic, thp_lone_page)
+{
+	if (access(CMA_THP_SYSFS, F_OK))
+		SKIP(return, "no transparent huge pages");
+	if (thp_setting(CMA_THP_SYSFS "/enabled", "[never]"))
+		SKIP(return, "transparent huge pages disabled (enabled: never)");
+	thp_case(_metadata, &self->t, variant->write, CMA_THP, "AnonHugePages", true);
 }
 
 /* In the target: a /tmp of its own, on tmpfs with huge=always. */
@@ -424,7 +441,7 @@ TEST_F(basic, thp_shmem)
 			SKIP(return, "transparent huge pages: tmpfs takes no huge=always");
 		SKIP(return, "transparent huge pages: cannot mount tmpfs: %s", strerror(errno));
 	}
-	thp_case(_metadata, &self->t, variant->write, CMA_FILE_THP, "ShmemPmdMapped");
+	thp_case(_metadata, &self->t, variant->write, CMA_FILE_THP, "ShmemPmdMapped", false);
 }
 
 #define MTHP_64K	CMA_THP_SYSFS "/hugepages-64kB/enabled"
@@ -615,15 +632,34 @@ TEST_F(basic, file_shared)
  * read the child's original bytes.  writev: the parent's copy stays as it was.
  * One remote element of @len bytes at @roff.
  */
-static void fork_cow_run(struct __test_metadata *_metadata, bool write, size_t roff,
-			 size_t len)
+/*
+ * arg: addr, len.  Reads a byte of every page, so that its PTE or PMD is
+ * young; returns their sum, which is never negative.
+ */
+static long t_touch(struct cma_mbox *mb)
 {
-	size_t p = cma_page();
+	const unsigned char *a = (const unsigned char *)mb->arg[0];
+	long sum = 0;
+	size_t i;
+
+	for (i = 0; i < (size_t)mb->arg[1]; i += cma_page())
+		sum += a[i];
+	return sum;
+}
+
+static void fork_cow_run(struct __test_metadata *_metadata, bool write, enum cma_kind kind,
+			 size_t roff, size_t len)
+{
+	size_t p = cma_page(), size = kind == CMA_THP ? CMA_THP_SIZE : 4 * p;
 	struct cma_region mine;
 	struct cma_target t2;
 	struct cma_xfer *x;
 
-	ASSERT_EQ(0, cma_region_alloc(&mine, 4 * p, 0x5a, CMA_ANON));
+	ASSERT_EQ(0, cma_region_alloc(&mine, size, 0x5a, kind));
+	if (kind == CMA_THP && cma_thp_pages(mine.addr, size) < (long)(size / p)) {
+		cma_region_free(&mine);
+		SKIP(return, "transparent huge pages: none backs the region");
+	}
 	ASSERT_EQ(0, cma_target_start(&t2));
 	x = &t2.mb->x;
 	x->rreg = mine;
@@ -633,6 +669,8 @@ static void fork_cow_run(struct __test_metadata *_metadata, bool write, size_t r
 		mine.seed = 0x77;
 		cma_region_refill(&mine);
 	}
+	/* fork() leaves a huge PMD old in the child: young, it may be pinned unlocked. */
+	ASSERT_LE(0, cma_call3(&t2, t_touch, (long)mine.addr, (long)size, 0));
 	cma_riov(x, roff, len);
 	cma_liov(x, 99, len);
 	cma_xfer_expect(_metadata, &t2, write, len);
@@ -643,7 +681,7 @@ static void fork_cow_run(struct __test_metadata *_metadata, bool write, size_t r
 
 TEST_F(basic, fork_cow)
 {
-	fork_cow_run(_metadata, variant->write, 3, 3 * self->page);
+	fork_cow_run(_metadata, variant->write, CMA_ANON, 3, 3 * self->page);
 }
 
 /*
@@ -653,7 +691,15 @@ TEST_F(basic, fork_cow)
  */
 TEST_F(basic, fork_cow_lone_page)
 {
-	fork_cow_run(_metadata, variant->write, self->page + 100, 200);
+	fork_cow_run(_metadata, variant->write, CMA_ANON, self->page + 100, 200);
+}
+
+/* The same inside a transparent huge page that fork() left PMD-mapped in both. */
+TEST_F(basic, thp_fork_cow_lone_page)
+{
+	if (access(CMA_THP_SYSFS, F_OK) || thp_setting(CMA_THP_SYSFS "/enabled", "[never]"))
+		SKIP(return, "no transparent huge pages");
+	fork_cow_run(_metadata, variant->write, CMA_THP, 7 * self->page + 100, 200);
 }
 
 TEST_F(basic, self_target)
