@@ -403,21 +403,31 @@ static void thp_case(struct __test_metadata *_metadata, struct cma_target *t, bo
 	EXPECT_EQ((long)want, rreg_thp_pages(t, field)) TH_LOG("the transfer split a huge page");
 }
 
-TEST_F(basic, thp)
+/* Why anonymous memory cannot have transparent huge pages here, or NULL. */
+static const char *thp_anon_missing(void)
 {
 	if (access(CMA_THP_SYSFS, F_OK))
-		SKIP(return, "no transparent huge pages");
+		return "no transparent huge pages";
 	if (thp_setting(CMA_THP_SYSFS "/enabled", "[never]"))
-		SKIP(return, "transparent huge pages disabled (enabled: never)");
+		return "transparent huge pages disabled (enabled: never)";
+	return NULL;
+}
+
+TEST_F(basic, thp)
+{
+	const char *why = thp_anon_missing();
+
+	if (why)
+		SKIP(return, "%s", why);
 	thp_case(_metadata, &self->t, variant->write, CMA_THP, "AnonHugePages", false);
 }
 
 TEST_F(basic, thp_lone_page)
 {
-	if (access(CMA_THP_SYSFS, F_OK))
-		SKIP(return, "no transparent huge pages");
-	if (thp_setting(CMA_THP_SYSFS "/enabled", "[never]"))
-		SKIP(return, "transparent huge pages disabled (enabled: never)");
+	const char *why = thp_anon_missing();
+
+	if (why)
+		SKIP(return, "%s", why);
 	thp_case(_metadata, &self->t, variant->write, CMA_THP, "AnonHugePages", true);
 }
 
@@ -697,8 +707,10 @@ TEST_F(basic, fork_cow_lone_page)
 /* The same inside a transparent huge page that fork() left PMD-mapped in both. */
 TEST_F(basic, thp_fork_cow_lone_page)
 {
-	if (access(CMA_THP_SYSFS, F_OK) || thp_setting(CMA_THP_SYSFS "/enabled", "[never]"))
-		SKIP(return, "no transparent huge pages");
+	const char *why = thp_anon_missing();
+
+	if (why)
+		SKIP(return, "%s", why);
 	fork_cow_run(_metadata, variant->write, CMA_THP, 7 * self->page + 100, 200);
 }
 
