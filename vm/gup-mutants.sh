@@ -6,7 +6,7 @@
 # notice (vm/gup-tests.sh, the CMA selftests):
 #   a  no gup_must_unshare() check: a R/O pin takes a shared anon page
 #   b  no write check: FOLL_WRITE takes a R/O PTE
-#   c  ctx->room ignored: one page more than asked for
+#   c  one page past ctx->end: one page more than asked for
 # Each is built from $B/tree with the one line changed, into
 # $B/obj-gupmut-X (vm/run --kernel gupmut-X); $B/tree/mm/gup.c is put
 # back afterwards (and $B/obj-patched rebuilt from it).
@@ -28,12 +28,12 @@ trap restore EXIT
 # only (the same checks in follow_page_pte() stay).
 mutate() {
 	local from to
-	from=$(grep -n '^static .*unsigned long follow_pte_run(' "$gup" | cut -d: -f1)
+	from=$(grep -n '^static .* follow_pte_run(' "$gup" | cut -d: -f1)
 	to=$(awk -v f="$from" 'NR > f && /^}/ { print NR; exit }' "$gup")
 	case $1 in
 	a) sed -i "${from},${to}s/|| gup_must_unshare(vma, flags, page)))/|| 0))/" "$gup" ;;
 	b) sed -i "${from},${to}s/((flags \& FOLL_WRITE) ||/(0 ||/" "$gup" ;;
-	c) sed -i "${from},${to}s/ctx->room + 1);/ctx->room + 2);/" "$gup" ;;
+	c) sed -i "${from},${to}s/ctx->end - address)/ctx->end + PAGE_SIZE - address)/" "$gup" ;;
 	*) die "gup-mutants: unknown mutation '$1' (a, b, c)" ;;
 	esac
 	! cmp -s "$gup" "$B/gup.c.orig" || die "gup-mutants: mutation $1 did not apply"
