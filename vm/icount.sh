@@ -40,6 +40,9 @@
 # from objdump of each vmlinux, so code patched at boot (alternatives,
 # static calls) is classified as built.  ICOUNT_GUP=0 traces kernel "ab"
 # alone (A and B from one kernel, the other columns empty).
+# ICOUNT_PAGES=thp backs both buffers with transparent huge pages (cma-ab
+# -P thp) instead of 4 KiB pages: one-element cells only (cma-ab makes
+# its shape cells on 4 KiB pages alone), and no per-page table.
 # ICOUNT_SIDES=B traces ours alone (a third of the time where mainline's
 # calls are long, as in the shape cells): the A columns and the
 # comparisons print "-", for quick work on our file between full runs.
@@ -70,6 +73,13 @@ straced=2	# traces per side, shape cells
 out=$B/icount
 need gdb
 gup=${ICOUNT_GUP:-1}
+pages=${ICOUNT_PAGES:-4k}
+case $pages in
+4k) pagesname="4 KiB pages" ;;
+thp) pagesname="transparent huge pages"
+     [ -z "$shapes" ] || die "icount: ICOUNT_PAGES=thp takes no shape cells (set ICOUNT_SHAPES=)" ;;
+*) die "icount: ICOUNT_PAGES is 4k or thp" ;;
+esac
 only_b=0
 case ${ICOUNT_SIDES:-A B} in
 "A B" | "B A") ;;
@@ -189,7 +199,7 @@ trace() {
 	stage "icount: booting the $kind kernel, waiting for gdb on port $port"
 	VM_QEMU_ARGS="-gdb tcp:127.0.0.1:$port -S" "$ROOT/vm/run" --kernel "$kind" --smp 1 \
 		--append nokaslr --timeout 3000 --add "$B/add/bench" -- \
-		/bench/cma-ab -P 4k -s "$sizes" "${shape_args[@]}" --calls "$rounds" >"$dir/vm.log" 2>&1 &
+		/bench/cma-ab -P "$pages" -s "$sizes" "${shape_args[@]}" --calls "$rounds" >"$dir/vm.log" 2>&1 &
 	vm=$!
 	gdb -q -batch -nx -x "$out/trace.gdb" "$obj/vmlinux" >"$dir/gdb.log" 2>&1 || {
 		kill "$vm" 2>/dev/null
@@ -311,7 +321,7 @@ classify() {
 
 for k in $kernels; do
 	key=$( (sha1sum <"$B/obj-$k/vmlinux"; sha1sum <"$B/add/bench/bench/cma-ab"
-		echo "$sizes $shapes $elems $rounds $traced $straced $only_b"; sha1sum <"$0") | sha1sum)
+		echo "$sizes $shapes $elems $rounds $traced $straced $only_b $pages"; sha1sum <"$0") | sha1sum)
 	if [ "${ICOUNT_REUSE:-0}" = 1 ] && [ "$(cat "$out/$k/key" 2>/dev/null)" = "$key" ]; then
 		stage "icount: $k unchanged, keeping its traces"
 		continue
@@ -338,7 +348,7 @@ for s in ${shapes//,/ }; do
 done
 
 if [ -z "$shapes" ]; then
-	echo "== Guest instructions per call, one remote element, 4 KiB pages (A = mainline, B = ours) =="
+	echo "== Guest instructions per call, one remote element, $pagesname (A = mainline, B = ours) =="
 else
 	echo "== Guest instructions per call, 4 KiB pages (A = mainline, B = ours):" \
 		"one remote element of each size, then SHAPE/N =="
@@ -378,7 +388,7 @@ fi
 }
 
 # The cost of a page: (256K - 4K) / 63, when both sizes were traced.
-if [[ ",$sizes," == *,4K,* && ",$sizes," == *,256K,* ]]; then
+if [ "$pages" = 4k ] && [[ ",$sizes," == *,4K,* && ",$sizes," == *,256K,* ]]; then
 	echo
 	echo "== Per additional 4 KiB page, (256K call - 4K call) / 63 =="
 	printf '%-7s %-6s | %8s %10s %8s %8s\n' call side instr "non-copy" "ret+ind" lock
