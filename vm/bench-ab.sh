@@ -17,7 +17,14 @@
 #   AB_ARGS=...             options of cma-ab (default: every cell)
 #   AA_ARGS=...             options of the A/A control run
 #   AB_GUP=split|stock      GUP of our side: the series' (default) or stock
-# Output: $B/bench-ab[-uml]/boot-N.txt, boot-N.csv, aa-N.txt, and
+#   AB_LAYOUTS="0 64"       code layouts (split kernel only): BOOTS boots of
+#                           each, 0 the plain build, N one with functions
+#                           aligned to N bytes (vm/build.sh BUILD_ALIGN);
+#                           the table's verdict is over the pairs of all
+#                           (default 0: a layout alone can move a cell by
+#                           10 % under UML, see bench/RESULTS.md)
+# Output: $B/bench-ab[-uml]/boot-L-N.txt, boot-L-N.csv, aa-L-N.txt (layout L,
+# boot N), and
 # table.txt, the per-cell medians over the boots (bench/ab-table.sh).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -40,24 +47,40 @@ else
 	what="QEMU TCG emulation, 2 vCPUs"
 fi
 aa=${AA_ARGS:--b 310,311 -G -P 4k -n 11 -t 20}
+layouts=${AB_LAYOUTS:-0}
+[ "$layouts" = 0 ] || [ -n "$sfx" ] || die "bench-ab: AB_LAYOUTS needs the split kernel (AB_GUP=split)"
 rm -rf "$out"
 mkdir -p "$out"
 
-"$ROOT/vm/build.sh" "$kind" >/dev/null
 "$ROOT/vm/userspace.sh" bench
-for r in $(seq "$boots"); do
-	stage "bench-ab: boot $r/$boots of the A/B kernel ($what)"
-	"$ROOT/vm/run" "${run[@]}" --kernel "${kind#uml-}" --timeout 3000 --add "$B/add/bench" -- sh -c \
-		"/bench/cma-ab $args --csv /tmp/ab.csv && echo CMA-CSV-BEGIN && cat /tmp/ab.csv && echo CMA-CSV-END &&
-		 echo CMA-AA-BEGIN && /bench/cma-ab $aa && echo CMA-AA-END" \
-		>"$out/boot-$r.log" 2>&1 || die "bench-ab: boot $r failed (see $out/boot-$r.log)"
-	sed -n '/^cma-ab: A =/,/^CMA-CSV-BEGIN$/p' "$out/boot-$r.log" | sed '$d' >"$out/boot-$r.txt"
-	sed -n '/^CMA-CSV-BEGIN$/,/^CMA-CSV-END$/p' "$out/boot-$r.log" | sed '1d;$d' >"$out/boot-$r.csv"
-	sed -n '/^CMA-AA-BEGIN$/,/^CMA-AA-END$/p' "$out/boot-$r.log" | sed '1d;$d' >"$out/aa-$r.txt"
-	[ -s "$out/boot-$r.csv" ] || die "bench-ab: no CSV from boot $r (see $out/boot-$r.log)"
+n=0
+for l in $layouts; do
+	# Boot files are named by layout, then boot: boot-L-R.*; layout 0 is
+	# the plain build.
+	if [ "$l" = 0 ]; then
+		"$ROOT/vm/build.sh" "$kind" >/dev/null
+		rk=${kind#uml-} lwhat=
+	else
+		BUILD_ALIGN=$l "$ROOT/vm/build.sh" "$kind" >/dev/null
+		rk=${kind#uml-}-a$l lwhat=", functions aligned to $l bytes"
+	fi
+	for r in $(seq "$boots"); do
+		f=$out/boot-$l-$r
+		n=$((n + 1))
+		stage "bench-ab: boot $r/$boots of the A/B kernel ($what$lwhat)"
+		"$ROOT/vm/run" "${run[@]}" --kernel "$rk" --timeout 3000 --add "$B/add/bench" -- sh -c \
+			"/bench/cma-ab $args --csv /tmp/ab.csv && echo CMA-CSV-BEGIN && cat /tmp/ab.csv && echo CMA-CSV-END &&
+			 echo CMA-AA-BEGIN && /bench/cma-ab $aa && echo CMA-AA-END" \
+			>"$f.log" 2>&1 || die "bench-ab: boot $r failed (see $f.log)"
+		sed -n '/^cma-ab: A =/,/^CMA-CSV-BEGIN$/p' "$f.log" | sed '$d' >"$f.txt"
+		sed -n '/^CMA-CSV-BEGIN$/,/^CMA-CSV-END$/p' "$f.log" | sed '1d;$d' >"$f.csv"
+		sed -n '/^CMA-AA-BEGIN$/,/^CMA-AA-END$/p' "$f.log" | sed '1d;$d' >"$out/aa-$l-$r.txt"
+		[ -s "$f.csv" ] || die "bench-ab: no CSV from boot $r (see $f.log)"
+	done
 done
-echo "== A/B in one kernel ($what): mainline (A) against ours (B), $boots boot(s); $gupwhat =="
+[ "$layouts" = 0 ] || gupwhat="$gupwhat; layouts (function alignment, 0 = plain): $layouts"
+echo "== A/B in one kernel ($what): mainline (A) against ours (B), $n boot(s); $gupwhat =="
 sh "$ROOT/bench/ab-table.sh" "$out"/boot-*.csv | tee "$out/table.txt"
 echo
-echo "== A/A control (mainline against itself), boot 1 =="
-sed -n '/^call /,$p' "$out/aa-1.txt"
+echo "== A/A control (mainline against itself), the first boot =="
+sed -n '/^call /,$p' "$out/aa-${layouts%% *}-1.txt"

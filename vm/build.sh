@@ -18,6 +18,10 @@
 #                copy of stock mm/gup.c and ours on our change (vm/ab-tree.sh
 #                --split), into $B/split/obj-ab and $B/split/obj-uml-ab
 #                (also named $B/obj-ab-split, $B/obj-uml-ab-split)
+# BUILD_ALIGN=N (ab-split and uml-ab-split only): the same kernel with every
+# function aligned to N bytes (KCFLAGS=-falign-functions=N), into the object
+# folder with -aN appended (named $B/obj-KIND-aN for vm/run): another code
+# layout and nothing else, for vm/bench-ab.sh's AB_LAYOUTS.
 # The source tree must have been prepared (vm/series.sh apply, or this
 # script for stock).  Prints the path of the kernel image.
 set -euo pipefail
@@ -55,10 +59,22 @@ case $kind in
 	obj=$B/split/obj-${kind%-split}
 	ln -sfn "split/obj-${kind%-split}" "$B/obj-$kind" ;;
 esac
+align=${BUILD_ALIGN:-}
+if [ -n "$align" ]; then
+	case $kind in
+	*ab-split) ;;
+	*) die "build $kind: BUILD_ALIGN is for ab-split and uml-ab-split" ;;
+	esac
+	# A sibling of the plain object folder: the same relative paths to the
+	# tree, so ccache finds what another build of this layout compiled.
+	obj=$obj-a$align
+	ln -sfn "split/$(basename "$obj")" "$B/obj-$kind-a$align"
+fi
 [ -f "$src/Makefile" ] || die "build $kind: no source tree at $src (run make series-apply)"
 need gcc make flex bison bc libelf-dev libssl-dev ccache cpio
 mkdir -p "$obj" "$CCACHE_DIR"
-KMAKE=(make -s -C "$src" O="$obj" ARCH="$arch" CC="ccache gcc" HOSTCC="ccache gcc" -j"$JOBS")
+KMAKE=(make -s -C "$src" O="$obj" ARCH="$arch" CC="ccache gcc" HOSTCC="ccache gcc" -j"$JOBS"
+	${align:+KCFLAGS=-falign-functions=$align})
 
 # Configure only when the fragments or the source's Kconfig changed.
 key=$(cat $frags | sha1sum | cut -c1-16)
