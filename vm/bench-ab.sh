@@ -24,8 +24,8 @@
 #                           (default 0: a layout alone can move a cell by
 #                           10 % under UML, see bench/RESULTS.md)
 # Output: $B/bench-ab[-uml]/boot-L-N.txt, boot-L-N.csv, aa-L-N.txt (layout L,
-# boot N), and
-# table.txt, the per-cell medians over the boots (bench/ab-table.sh).
+# boot N), and table.txt, the per-cell medians over the boots
+# (bench/ab-table.sh).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -57,13 +57,9 @@ n=0
 for l in $layouts; do
 	# Boot files are named by layout, then boot: boot-L-R.*; layout 0 is
 	# the plain build.
-	if [ "$l" = 0 ]; then
-		"$ROOT/vm/build.sh" "$kind" >/dev/null
-		rk=${kind#uml-} lwhat=
-	else
-		BUILD_ALIGN=$l "$ROOT/vm/build.sh" "$kind" >/dev/null
-		rk=${kind#uml-}-a$l lwhat=", functions aligned to $l bytes"
-	fi
+	BUILD_ALIGN=$l "$ROOT/vm/build.sh" "$kind" >/dev/null
+	rk=${kind#uml-} lwhat=
+	[ "$l" = 0 ] || rk=$rk-a$l lwhat=", functions aligned to $l bytes"
 	for r in $(seq "$boots"); do
 		f=$out/boot-$l-$r
 		n=$((n + 1))

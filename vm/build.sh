@@ -18,10 +18,11 @@
 #                copy of stock mm/gup.c and ours on our change (vm/ab-tree.sh
 #                --split), into $B/split/obj-ab and $B/split/obj-uml-ab
 #                (also named $B/obj-ab-split, $B/obj-uml-ab-split)
-# BUILD_ALIGN=N (ab-split and uml-ab-split only): the same kernel with every
-# function aligned to N bytes (KCFLAGS=-falign-functions=N), into the object
-# folder with -aN appended (named $B/obj-KIND-aN for vm/run): another code
-# layout and nothing else, for vm/bench-ab.sh's AB_LAYOUTS.
+# BUILD_ALIGN=N (ab-split and uml-ab-split only; 0 or unset: none): the
+# same kernel with every function aligned to N bytes
+# (KCFLAGS=-falign-functions=N), into the object folder with -aN appended
+# (named $B/obj-KIND-aN for vm/run): another code layout and nothing else,
+# for vm/bench-ab.sh's AB_LAYOUTS.
 # The source tree must have been prepared (vm/series.sh apply, or this
 # script for stock).  Prints the path of the kernel image.
 set -euo pipefail
@@ -59,7 +60,8 @@ case $kind in
 	obj=$B/split/obj-${kind%-split}
 	ln -sfn "split/obj-${kind%-split}" "$B/obj-$kind" ;;
 esac
-align=${BUILD_ALIGN:-}
+align=${BUILD_ALIGN:-0}
+[ "$align" != 0 ] || align=
 if [ -n "$align" ]; then
 	case $kind in
 	*ab-split) ;;
