@@ -13,7 +13,7 @@ BUILD ?= $(CURDIR)/build
 export BUILD
 
 .PHONY: all run check deps base series series-check series-apply kernel \
-	kernel-stock selftests demo vm-shell bench bench-vm bench-uml bench-ab bench-ab-uml icount \
+	kernel-stock selftests demo vm-shell bench bench-vm bench-uml bench-ab bench-ab-uml icount uml-profile \
 	check-debug check-uml check-fresh check-gup clients clients-check clients-hpcc \
 	clean help
 
@@ -105,6 +105,10 @@ bench-ab-uml: deps
 # Guest instructions per call, ours against mainline (gdb single-steps).
 icount: deps
 	@vm/icount.sh
+
+# Where the A/B kernel's time goes under UML: host perf on the UML process.
+uml-profile: deps
+	@vm/uml-profile.sh
 
 bench: deps
 	@$(MAKE) -C bench bench O=$(BUILD)/bench-native

@@ -7,4 +7,5 @@ need git make gcc gcc-12-multilib libc6-dev-i386 libc6-dev-x32 flex bison bc lib
 	ccache xz-utils perl python3 linux-source-6.12 qemu-system-x86 busybox-static \
 	liburing-dev sparse gcc-aarch64-linux-gnu libc6-dev-arm64-cross python3-docutils \
 	gnuplot-nox man-db groff-base python3-ply python3-git rsync \
-	procps gdb strace openmpi-bin libopenmpi-dev hpcc ucx-utils e2fsprogs
+	procps gdb strace openmpi-bin libopenmpi-dev hpcc ucx-utils e2fsprogs \
+	linux-perf
