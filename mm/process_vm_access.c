@@ -288,42 +288,6 @@ static bool pvm_too_sparse(unsigned long span, unsigned long held)
 }
 
 /**
- * pvm_set_has() - whether bit @n of a window's page set is set
- * @set: the set
- * @n: the bit
- *
- * test_bit() without its x86 form for a variable bit: a bt on the bitmap
- * in memory, a microcoded instruction, in an asm statement that clobbers
- * memory, so that a loop over the set reloads all it reads.  The set is
- * the caller's own: no other task touches it.
- *
- * Return: true if the bit is set.
- */
-static bool pvm_set_has(const unsigned long *set, unsigned long n)
-{
-	return set[BIT_WORD(n)] & BIT_MASK(n);
-}
-
-/**
- * pvm_set_add() - set bit @n of a window's page set
- * @set: the set
- * @n: the bit
- *
- * __test_and_set_bit() in plain word operations, as pvm_set_has() is
- * test_bit().
- *
- * Return: true if the bit was clear.
- */
-static bool pvm_set_add(unsigned long *set, unsigned long n)
-{
-	unsigned long *word = set + BIT_WORD(n);
-	bool clear = !(*word & BIT_MASK(n));
-
-	*word |= BIT_MASK(n);
-	return clear;
-}
-
-/**
  * pvm_apart() - whether the next element is too far to share a window
  * @x: the transfer
  * @next: the remote element after the current one, which is not the last
@@ -424,7 +388,7 @@ static void pvm_choose(struct pvm_xfer *x, const struct iovec *riov,
 		if (p0 >= lo && p1 < hi) {
 			if (held < hi - lo) {
 				for (p = p0; p <= p1; p++)
-					held += pvm_set_add(x->set, p - base);
+					held += !__test_and_set_bit(p - base, x->set);
 			}
 			left -= len;
 			joined++;
@@ -446,13 +410,13 @@ static void pvm_choose(struct pvm_xfer *x, const struct iovec *riov,
 			       (min(p1 + 1, hi) - min(max(p0, lo), min(p1 + 1, hi)));
 		} else {
 			for (more = 0, p = p0; p <= p1; p++)
-				more += !pvm_set_has(x->set, p - base);
+				more += !test_bit(p - base, x->set);
 		}
 		if (pvm_too_sparse(nhi - nlo, held + more))
 			break;
 		if (held < hi - lo) {
 			if (p0 == p1)
-				pvm_set_add(x->set, p0 - base);
+				__set_bit(p0 - base, x->set);
 			else
 				bitmap_set(x->set, p0 - base, p1 - p0 + 1);
 		} else if (p0 > hi || p1 + 1 < lo) {
@@ -655,9 +619,9 @@ static int pvm_pin(struct pvm_xfer *x, unsigned long cur, unsigned long own)
 	 * search per run costs more where runs are short (a strided vector).
 	 */
 	for (a = first; a < end; a = b) {
-		while (a < end && !pvm_set_has(x->set, a - x->set_base))
+		while (a < end && !test_bit(a - x->set_base, x->set))
 			a++;
-		for (b = a; b < end && pvm_set_has(x->set, b - x->set_base); b++)
+		for (b = a; b < end && test_bit(b - x->set_base, x->set); b++)
 			;
 		pvm_pin_run(x, a, b, cur, mid);
 	}
