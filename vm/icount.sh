@@ -275,7 +275,7 @@ trace() {
 		cp "$f-$best" "$f"
 		cp "$f-$best.n" "$f.n"
 		cp "$f-$best.sched" "$f.sched"
-		funcs "$obj" "$f" >"$f.fn"
+		pc_funcs "$obj/System.map" "$f" >"$f.fn"
 		kinds "$dir" "$f" >"$f.kind"
 	done
 }
@@ -285,14 +285,6 @@ trace() {
 sym_range() {
 	awk -v s="$2" '$3 == s { a = substr($1, 9); getline; print a, substr($1, 9); exit }' \
 		"$1/System.map"
-}
-
-# funcs OBJ PCFILE: instructions per function, from System.map's text symbols.
-funcs() {
-	{ awk '$2 ~ /^[tTwW]$/ { print $1, 0, $3 }' "$1/System.map"
-	  awk '{ print $1, 1 }' "$2"; } | LC_ALL=C sort -k1,1 -k2,2n |
-		awk '$2 == 0 { cur = $3; next } { n[cur]++ }
-		     END { for (f in n) print f, n[f] }' | LC_ALL=C sort
 }
 
 # kinds DIR PCFILE: "RET IND LOCK" executed in PCFILE: returns, indirect

@@ -43,6 +43,16 @@ export CCACHE_BASEDIR=$B CCACHE_NOHASHDIR=1 CCACHE_SLOPPINESS=time_macros,includ
 stage() { printf '==> %s\n' "$*" >&2; }
 die() { printf 'FAIL: %s\n' "$*" >&2; exit 1; }
 
+# pc_funcs MAP PCFILE: "FUNCTION COUNT" for the addresses in PCFILE (one
+# per line, hex, as wide as MAP's), by the text symbols of MAP (a
+# System.map) they fall in.
+pc_funcs() {
+	{ awk '$2 ~ /^[tTwW]$/ { print $1, 0, $3 }' "$1"
+	  awk '{ print $1, 1 }' "$2"; } | LC_ALL=C sort -k1,1 -k2,2n |
+		awk '$2 == 0 { cur = $3; next } { n[cur]++ }
+		     END { for (f in n) print f, n[f] }' | LC_ALL=C sort
+}
+
 # need PKG...: install Debian packages that are missing.
 need() {
 	local missing=

@@ -25,7 +25,7 @@
 # system calls: UML traps each with ptrace, and its user-memory access
 # walks page tables in software, so those costs are UML's, not a
 # hardware kernel's.  Output: the tables, and $B/uml-profile/ (perf.data,
-# run.log, samples.txt).
+# run.log, samples.txt, functions.txt).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -50,47 +50,42 @@ perf record -F 4999 -o "$out/perf.data" -- "$ROOT/vm/run" --uml --mem 2G --kerne
 	--timeout 3000 --add "$B/add/bench" -- /bench/cma-ab $args >"$out/run.log" 2>"$out/perf.log" ||
 	die "uml-profile: the run failed (see $out/run.log, $out/perf.log)"
 
-# The objects' .text ranges in the kernel binary: a global function's
-# address less its offset in its object gives where that object's .text
-# starts.  "lo hi name" lines.
+# The objects' .text ranges in the kernel binary, as 16-digit hex like
+# System.map's: a global function's address less its offset in its object
+# gives where that object's .text starts.  "lo hi name" lines.
 ranges=$out/ranges.txt
 : >"$ranges"
-nm "$bin" | awk '$2 ~ /^[Tt]$/ { print $3, $1 }' | sort -k1,1 >"$out/addr-by-name.txt"
 for o in mm/process_vm_access.o mm/process_vm_ours.o mm/gup_stock.o mm/gup.o; do
 	[ -f "$obj/$o" ] || die "uml-profile: $obj/$o is missing"
 	size=$(size -A "$obj/$o" | awk '$1 == ".text" { print $2 }')
 	read -r g off < <(nm --defined-only "$obj/$o" | awk '$2 == "T" { print $3, $1; exit }')
 	[ -n "${g:-}" ] || die "uml-profile: $o defines no global function"
-	addr=$(awk -v g="$g" '$1 == g { print $2; exit }' "$out/addr-by-name.txt")
-	[ -n "$addr" ] || die "uml-profile: $g of $o is not in $bin"
-	printf '%d %d %s\n' $((0x$addr - 0x$off)) $((0x$addr - 0x$off + size)) "$o" >>"$ranges"
+	addr=$(awk -v g="$g" '$3 == g { print $1; exit }' "$obj/System.map")
+	[ -n "$addr" ] || die "uml-profile: $g of $o is not in System.map"
+	printf '%016x %016x %s\n' $((0x$addr - 0x$off)) $((0x$addr - 0x$off + size)) "$o" >>"$ranges"
 done
 
-# Sample addresses in the kernel binary, as decimal numbers.
-perf script -i "$out/perf.data" -F ip,dso 2>/dev/null |
-	awk -v bin="($bin)" '$2 == bin { print $1 }' |
-	while read -r ip; do echo $((0x$ip)); done >"$out/samples.txt"
-[ -s "$out/samples.txt" ] || die "uml-profile: no sample fell in $bin"
+# System.map with each text symbol named after the object it lies in
+# (FUNCTION[OBJECT]), so that pc_funcs (vm/lib.sh) counts per side.
+awk 'FNR == NR { lo[++n] = $1 ""; hi[n] = $2 ""; ob[n] = $3; next }
+     $2 ~ /^[tTwW]$/ {
+	o = "other"
+	for (i = 1; i <= n; i++)
+		if ($1 "" >= lo[i] && $1 "" < hi[i]) { o = ob[i]; break }
+	print $1, $2, $3 "[" o "]"
+     }' "$ranges" "$obj/System.map" >"$out/tagged.map"
 
-nm -n "$bin" | awk '$2 ~ /^[Tt]$/ { print $1, $3 }' |
-	while read -r a n; do echo "$((0x$a)) $n"; done >"$out/syms.txt"
+# Sample addresses in the kernel binary, padded to System.map's width.
+perf script -i "$out/perf.data" -F ip,dso 2>/dev/null |
+	awk -v bin="($bin)" '$2 == bin { s = $1; while (length(s) < 16) s = "0" s; print s }' \
+	>"$out/samples.txt"
+[ -s "$out/samples.txt" ] || die "uml-profile: no sample fell in $bin"
+pc_funcs "$out/tagged.map" "$out/samples.txt" >"$out/functions.txt"
 
 echo "== A/B under perf (cma-ab $args; A = mainline, B = ours) =="
 sed -n '/^cma-ab: A =/,/^---- kernel log/p' "$out/run.log" | sed '$d'
 awk -v top="$top" '
-	FILENAME == ARGV[1] { lo[++nr] = $1; hi[nr] = $2; name[nr] = $3; next }
-	FILENAME == ARGV[2] { sa[++ns] = $1; sn[ns] = $2; next }
-	{
-		ip = $1; total++
-		# binary search: the last symbol at or below ip
-		l = 1; h = ns
-		while (l < h) { m = int((l + h + 1) / 2); if (sa[m] <= ip) l = m; else h = m - 1 }
-		f = sn[l]; o = "other"
-		for (i = 1; i <= nr; i++)
-			if (ip >= lo[i] && ip < hi[i]) { o = name[i]; break }
-		byobj[o]++
-		byfn[f " [" o "]"]++
-	}
+	{ f = $1; o = f; sub(/.*\[/, "", o); sub(/\]$/, "", o); byobj[o] += $2; total += $2 }
 	END {
 		side["mm/process_vm_access.o"] = "A: mainline'"'"'s file"
 		side["mm/gup_stock.o"] = "A: stock GUP"
@@ -105,8 +100,6 @@ awk -v top="$top" '
 		b = byobj["mm/process_vm_ours.o"] + byobj["mm/gup.o"]
 		printf "own objects: A %d, B %d, B/A %.3f (what both call, such as the copy, is under other)\n", a, b, a ? b / a : 0
 		printf "\n== Functions, the %d with the most samples ==\n", top
-		cmd = "sort -rn | head -" top
-		for (k in byfn) print byfn[k], k | cmd
-		close(cmd)
-	}' "$ranges" "$out/syms.txt" "$out/samples.txt"
+	}' "$out/functions.txt"
+sort -k2,2rn "$out/functions.txt" | head -n "$top" | awk '{ print $2, $1 }'
 echo "(host perf, cpu-clock at 4999 Hz, on the UML kernel process; see vm/uml-profile.sh for how to read it)"
