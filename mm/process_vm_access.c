@@ -18,9 +18,14 @@
  * of the elements that follow it, in order, for as long as they fit the
  * span: exactly the elements it will serve before the copy leaves it.
  * Elements may come in any order, so a shuffled gather of a thousand small
- * elements lying in a few pages, or a vector with one element every two
- * pages, costs one lock, one pin of each page and one release, where a
- * per-element scheme pays a lock, a pin and an unpin for each element.
+ * elements lying in a few pages, or a vector of small elements at a stride
+ * a little over a page, costs one lock, one pin call per run of pages and
+ * one release, where a per-element scheme pays a lock, a pin and an unpin
+ * for each element.  A window is kept only where it serves at least two
+ * elements for each run of pages it pins: a pin call per run is what a
+ * window of an element's own pages costs, and such a window of one page
+ * needs no mmap lock (below), so elements that lie apart (a vector with
+ * one element every two pages) each get a window of their own pages.
  * Only pages that elements touch are pinned, so a hole between elements is
  * never pinned and never an error.  Looking at elements is bounded per call
  * (PVM_LOOKS_PER_SEG per remote element), and a window spans more than a
@@ -95,16 +100,23 @@
 /* Elements a call may look at, per remote element, to choose windows. */
 #define PVM_LOOKS_PER_SEG	4
 /*
- * After PVM_MISSES windows in a row that served at most one later element,
- * only one window in PVM_MISSES looks ahead: a scattered layout then costs
- * about what pinning each element on its own costs, and elements that can
- * share windows again are found within PVM_MISSES windows.  A window that
- * serves one later element counts as a miss: if the element lies in the
- * window's own pages, a window of those pages alone serves it as well; if
- * not, the window saves a lock and a release but no pin, about what
- * looking ahead and a window with holes cost.
+ * After PVM_MISSES windows in a row that served at most one later element
+ * or were given up (pvm_choose()), only one window in PVM_MISSES looks
+ * ahead: a scattered layout then costs about what pinning each element on
+ * its own costs, and elements that can share windows again are found
+ * within PVM_MISSES windows.  A window that serves one later element
+ * counts as a miss: if the element lies in the window's own pages, a
+ * window of those pages alone serves it as well; if it lies next to them,
+ * the window saves a pin call, about what looking ahead costs.
  */
 #define PVM_MISSES		8
+/*
+ * A window that looks ahead stops, and holds its element's pages alone,
+ * once the first PVM_GAPS elements it looks at have each left a gap to its
+ * pages: a strided vector's windows then look at a few elements, not at
+ * 2 MiB of them, before the rule of two elements a run gives them up.
+ */
+#define PVM_GAPS		4
 /*
  * A window spans more than PVM_STACK_PAGES pages only while at least one
  * page in PVM_MIN_DENSITY of its span is in its set: the work of setting
@@ -129,7 +141,8 @@
  * @span:	number of entries of @pages that the window uses
  * @pinned:	number of those entries that hold a page
  * @looks:	elements the call may still look at to choose windows
- * @misses:	windows in a row that served at most one later element
+ * @misses:	windows in a row that served at most one later element, or
+ *		that looked ahead and were given up
  * @set_base:	page number of the first page that @set covers
  * @set:	with @sparse, the pages the window is chosen to hold
  * @stack_pages: the on-stack page array @pages starts with
@@ -335,9 +348,13 @@ static bool pvm_apart(struct pvm_xfer *x, const struct iovec *next,
  * window will serve before the copy leaves it.  Only the pages that those
  * elements touch are in its page set, so a page between two elements is
  * never pinned, and elements in any order over a few pages (a shuffled
- * gather) or one element per page or two (a strided vector) share one
- * lock and one release.  Past PVM_STACK_PAGES pages, a window grows only
- * while at least one page in PVM_MIN_DENSITY of its span is in its set.
+ * gather) or one element per page (a strided vector) share one lock and
+ * one release.  Past PVM_STACK_PAGES pages, a window grows only while at
+ * least one page in PVM_MIN_DENSITY of its span is in its set.  A window
+ * that would serve fewer than two elements for each run of pages it pins
+ * (a run is counted where an element leaves a gap to the window's pages)
+ * holds its element's pages alone, and counts as a miss; so does one
+ * whose first PVM_GAPS elements looked at each leave a gap.
  * The last element that the call reaches, and an element of PVM_MAX_PAGES
  * pages or more, get their own pages.  Every element looked at costs one
  * of the call's looks; once they run out, every window is its element's
@@ -356,7 +373,7 @@ static void pvm_choose(struct pvm_xfer *x, const struct iovec *riov,
 	unsigned long cur = addr >> PAGE_SHIFT;
 	size_t left = iov_iter_count(x->iter);
 	unsigned long base, lo, hi, p0, p1, p, nlo, nhi, held, more, looks;
-	unsigned long joined = 0;
+	unsigned long joined = 0, runs = 1, own;
 
 	len = min(len, left);
 	left -= len;
@@ -369,6 +386,7 @@ static void pvm_choose(struct pvm_xfer *x, const struct iovec *riov,
 		x->span = min(hi - lo, PVM_MAX_PAGES);
 		return;
 	}
+	own = hi - lo;
 
 	/* Every window that holds @cur and spans no more than the limit. */
 	base = cur - min(cur, PVM_MAX_PAGES - 1);
@@ -414,6 +432,12 @@ static void pvm_choose(struct pvm_xfer *x, const struct iovec *riov,
 		}
 		if (pvm_too_sparse(nhi - nlo, held + more))
 			break;
+		/* A gap: the element starts a run of pages of its own. */
+		if (p0 > hi || p1 + 1 < lo) {
+			runs++;
+			if (runs == joined + 2 && runs > PVM_GAPS)
+				break;
+		}
 		if (held < hi - lo) {
 			if (p0 == p1)
 				__set_bit(p0 - base, x->set);
@@ -431,6 +455,12 @@ static void pvm_choose(struct pvm_xfer *x, const struct iovec *riov,
 		joined++;
 	}
 	x->looks = looks;
+	if (joined + 1 < 2 * runs) {
+		/* Fewer than two elements a run: the element's pages alone. */
+		x->misses++;
+		x->span = own;
+		return;
+	}
 	x->misses = joined < 2 ? x->misses + 1 : 0;
 	x->first = lo;
 	x->span = hi - lo;
@@ -537,11 +567,11 @@ static noinline long pvm_lock_pin_page(struct pvm_xfer *x, unsigned long page)
  * @x: the transfer, with no pages pinned
  * @page: page number of the page
  *
- * The window that pvm_choose() chooses for an element in one page when it
- * looks at no other element, pinned without pvm_pin()'s work for windows
- * of several pages.
+ * A window of one page, the one that an element in one page gets when it
+ * holds its page alone, pinned without pvm_pin()'s work for windows of
+ * several pages.
  *
- * Return: 0 on success, or a negative errno.
+ * Return: 0 on success, or a negative errno with the window left empty.
  */
 static int pvm_pin_page(struct pvm_xfer *x, unsigned long page)
 {
@@ -549,8 +579,10 @@ static int pvm_pin_page(struct pvm_xfer *x, unsigned long page)
 					  x->gup_flags, x->pages)) {
 		long got = pvm_lock_pin_page(x, page);
 
-		if (got < 0)
+		if (got < 0) {
+			x->span = 0;
 			return got;
+		}
 	}
 	x->first = page;
 	x->span = 1;
@@ -996,15 +1028,17 @@ static ssize_t pvm_transfer(struct pvm_xfer *x, const struct iovec *riov,
 				if (offset + len <= PAGE_SIZE &&
 				    (pvm_alone(x, seg + 1 == nr_segs ||
 					       len == iov_iter_count(x->iter)) ||
-				     pvm_apart(x, riov + seg + 1, page))) {
-					err = pvm_pin_page(x, page);
-				} else {
+				     pvm_apart(x, riov + seg + 1, page)))
+					x->span = 1;
+				else
 					pvm_choose(x, riov, nr_segs, seg, addr,
 						   len);
+				if (x->span == 1)
+					err = pvm_pin_page(x, page);
+				else
 					err = pvm_pin(x, page,
 						      DIV_ROUND_UP(offset + len,
 								   PAGE_SIZE));
-				}
 				if (err)
 					goto out;
 				i = page - x->first;

@@ -1036,4 +1036,50 @@ TEST_F_TIMEOUT(flags, lone_present_page_skips_mmap_lock, 180)
 	munmap(r, sizeof(*r));
 }
 
+/*
+ * Elements that lie apart, one every two pages: a window that joined them
+ * would pin each later element's page in a call of its own under the mmap
+ * lock, so each element gets a window of its own page instead, pinned under
+ * its VMA's read lock.  With a writer waiting for the mmap lock, such a
+ * vector neither waits nor, with PROCESS_VM_NOWAIT, fails.  The layout
+ * holds a run of elements long enough for every window rule to act: the
+ * look-ahead, its stop after a few gaps and the miss cutoff.
+ */
+TEST_F_TIMEOUT(flags, strided_elements_skip_mmap_lock, 180)
+{
+	static const unsigned long how[] = { 0, PROCESS_VM_NOWAIT };
+	const size_t nr = 48, len = 64;
+	size_t want = nr * len, i;
+	struct timed_call *r;
+	bool waited;
+	int w, f;
+
+	if (!self->nowait_ok)
+		SKIP(return, NO_NOWAIT);
+	if (cma_on_uml())
+		SKIP(return, LOCK_NO_UML);
+	if (!per_vma_locks())
+		SKIP(return, "no per-VMA locks known on this architecture");
+	ASSERT_EQ(0, cma_xfer_setup(&self->t, want, 2 * nr * self->page, CMA_ANON));
+	for (i = 0; i < nr; i++)
+		cma_riov(&self->t.mb->x, 2 * i * self->page + 8 * i, len);
+	cma_liov(&self->t.mb->x, 0, want);
+	r = mmap(NULL, sizeof(*r), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_TRUE(r != MAP_FAILED);
+	for (f = 0; f < 2; f++) {
+		for (w = 0; w < 2; w++) {
+			contended_rounds(_metadata, &self->t, w, how[f], 1, r, &waited);
+			ASSERT_FALSE(waited) TH_LOG("%s (flags %lu) waited for the mmap lock",
+						    w ? "writev" : "readv", how[f]);
+			ASSERT_EQ((long)want, r->ret) TH_LOG("%s (flags %lu): %s",
+							     w ? "writev" : "readv", how[f],
+							     strerror(r->err));
+			EXPECT_EQ(-1, r->bad) TH_LOG("local byte %ld wrong", r->bad);
+			EXPECT_EQ(0, cma_call3(&self->t, cma_t_check, w, want, want));
+			cma_xfer_reset_keep(&self->t, w, want);
+		}
+	}
+	munmap(r, sizeof(*r));
+}
+
 TEST_HARNESS_MAIN

@@ -8,6 +8,7 @@
  */
 #include "../kselftest_harness.h"
 #include "cma_common.h"
+#include "cma_pins.h"
 
 FIXTURE(partial) {
 	struct cma_target t;
@@ -76,6 +77,46 @@ TEST_F(partial, scattered_unmapped_past_cutoff)
 		cma_riov(x, i * stride * p + 8 * i, 64);
 	cma_liov(x, 16, n * 64);
 	cma_xfer_expect(_metadata, &self->t, variant->write, bad * 64);
+}
+
+/*
+ * Elements one every two pages, each pinned in a window of its own page (a
+ * window that joined them would serve one element a run): the page of
+ * element @bad is unmapped, and the elements before it move.  Every pin
+ * taken is released: a failed pin of a lone page leaves no window behind.
+ */
+static void strided_unmapped(struct __test_metadata *_metadata, struct cma_target *t,
+			     bool write, size_t bad)
+{
+	long long acq0, rel0, acq1, rel1;
+	const size_t n = 40;
+	size_t p = cma_page(), i;
+	struct cma_xfer *x = &t->mb->x;
+	bool ref0, ref1, pins;
+
+	ASSERT_EQ(0, cma_xfer_setup(t, 4 * p, 2 * n * p, CMA_ANON));
+	ASSERT_EQ(0, remote_hole(t, 2 * bad, 1));
+	for (i = 0; i < n; i++)
+		cma_riov(x, 2 * i * p + 8 * i, 64);
+	cma_liov(x, 16, n * 64);
+	pins = !cma_read_pins(&acq0, &rel0, &ref0);
+	cma_xfer_expect(_metadata, t, write, bad * 64);
+	if (!pins || cma_read_pins(&acq1, &rel1, &ref1) || !ref0 || !ref1)
+		return;
+	EXPECT_EQ(acq1 - acq0, rel1 - rel0) TH_LOG("%lld pins taken, %lld released",
+						   acq1 - acq0, rel1 - rel0);
+}
+
+/* Early: the windows before the hole still look ahead, then give up. */
+TEST_F(partial, strided_unmapped_early)
+{
+	strided_unmapped(_metadata, &self->t, variant->write, 2);
+}
+
+/* Late: past the cutoff, the windows before the hole do not look ahead. */
+TEST_F(partial, strided_unmapped_late)
+{
+	strided_unmapped(_metadata, &self->t, variant->write, 30);
 }
 
 /* A hole inside one element: the bytes up to the start of the hole page move. */
