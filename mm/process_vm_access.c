@@ -21,11 +21,11 @@
  * elements lying in a few pages, or a vector of small elements at a stride
  * a little over a page, costs one lock, one pin call per run of pages and
  * one release, where a per-element scheme pays a lock, a pin and an unpin
- * for each element.  A window is kept only where it serves at least two
- * elements for each run of pages it pins: a pin call per run is what a
- * window of an element's own pages costs, and such a window of one page
- * needs no mmap lock (below), so elements that lie apart (a vector with
- * one element every two pages) each get a window of their own pages.
+ * for each element.  Where a window of one page needs no mmap lock (below),
+ * a window is kept only if it serves at least two elements for each run
+ * of pages it pins: a pin call per run under the lock costs more than such
+ * a window, so elements that lie apart (a vector with one element every
+ * two pages) each get a window of their own pages.
  * Only pages that elements touch are pinned, so a hole between elements is
  * never pinned and never an error.  Looking at elements is bounded per call
  * (PVM_LOOKS_PER_SEG per remote element), and a window spans more than a
@@ -110,6 +110,15 @@
  * the window saves a pin call, about what looking ahead costs.
  */
 #define PVM_MISSES		8
+/*
+ * Whether a window of one page is pinned without the mmap lock
+ * (pin_user_page_remote_present()): only then does a window of an
+ * element's own page cost less than joining the element to a window as a
+ * run of pages of its own, and windows are kept only where they serve at
+ * least two elements a run (pvm_choose()).
+ */
+#define PVM_LONE_UNLOCKED	(IS_ENABLED(CONFIG_PER_VMA_LOCK) && \
+				 IS_ENABLED(CONFIG_HAVE_GUP_FAST))
 /*
  * A window that looks ahead stops, and holds its element's pages alone,
  * once the first PVM_GAPS elements it looks at have each left a gap to its
@@ -350,9 +359,10 @@ static bool pvm_apart(struct pvm_xfer *x, const struct iovec *next,
  * never pinned, and elements in any order over a few pages (a shuffled
  * gather) or one element per page (a strided vector) share one lock and
  * one release.  Past PVM_STACK_PAGES pages, a window grows only while at
- * least one page in PVM_MIN_DENSITY of its span is in its set.  A window
- * that would serve fewer than two elements for each run of pages it pins
- * (a run is counted where an element leaves a gap to the window's pages)
+ * least one page in PVM_MIN_DENSITY of its span is in its set.  Where a
+ * window of one page needs no mmap lock (PVM_LONE_UNLOCKED), a window that
+ * would serve fewer than two elements for each run of pages it pins (a
+ * run is counted where an element leaves a gap to the window's pages)
  * holds its element's pages alone, and counts as a miss; so does one
  * whose first PVM_GAPS elements looked at each leave a gap.
  * The last element that the call reaches, and an element of PVM_MAX_PAGES
@@ -433,7 +443,7 @@ static void pvm_choose(struct pvm_xfer *x, const struct iovec *riov,
 		if (pvm_too_sparse(nhi - nlo, held + more))
 			break;
 		/* A gap: the element starts a run of pages of its own. */
-		if (p0 > hi || p1 + 1 < lo) {
+		if (PVM_LONE_UNLOCKED && (p0 > hi || p1 + 1 < lo)) {
 			runs++;
 			if (runs == joined + 2 && runs > PVM_GAPS)
 				break;
@@ -564,14 +574,14 @@ static noinline long pvm_lock_pin_page(struct pvm_xfer *x, unsigned long page)
 
 /**
  * pvm_pin_page() - pin a window of one page
- * @x: the transfer, with no pages pinned
+ * @x: the transfer, with an empty window
  * @page: page number of the page
  *
  * A window of one page, the one that an element in one page gets when it
  * holds its page alone, pinned without pvm_pin()'s work for windows of
  * several pages.
  *
- * Return: 0 on success, or a negative errno with the window left empty.
+ * Return: 0 on success, or a negative errno with the window still empty.
  */
 static int pvm_pin_page(struct pvm_xfer *x, unsigned long page)
 {
@@ -579,10 +589,8 @@ static int pvm_pin_page(struct pvm_xfer *x, unsigned long page)
 					  x->gup_flags, x->pages)) {
 		long got = pvm_lock_pin_page(x, page);
 
-		if (got < 0) {
-			x->span = 0;
+		if (got < 0)
 			return got;
-		}
 	}
 	x->first = page;
 	x->span = 1;
@@ -600,7 +608,8 @@ static int pvm_pin_page(struct pvm_xfer *x, unsigned long page)
  * wanted for later elements, are pinned only if they are present already.
  * A window may therefore hold fewer pages than chosen, but on success it
  * always holds @cur.  If the page array cannot grow to the window's span,
- * the window is cut to the array, around @cur.
+ * the window is cut to the array, around @cur.  A window of one page is
+ * pvm_pin_page()'s.
  *
  * Return: 0 on success, or a negative errno if @cur could not be pinned.
  */
@@ -612,6 +621,8 @@ static int pvm_pin(struct pvm_xfer *x, unsigned long cur, unsigned long own)
 	long got;
 
 	x->span = 0;
+	if (end - first == 1)
+		return pvm_pin_page(x, cur);
 	pvm_grow(x, end - first);
 	if (end - first > x->max_pages) {
 		/* A smaller window that still holds @cur, near its start. */
@@ -1028,17 +1039,15 @@ static ssize_t pvm_transfer(struct pvm_xfer *x, const struct iovec *riov,
 				if (offset + len <= PAGE_SIZE &&
 				    (pvm_alone(x, seg + 1 == nr_segs ||
 					       len == iov_iter_count(x->iter)) ||
-				     pvm_apart(x, riov + seg + 1, page)))
-					x->span = 1;
-				else
+				     pvm_apart(x, riov + seg + 1, page))) {
+					err = pvm_pin_page(x, page);
+				} else {
 					pvm_choose(x, riov, nr_segs, seg, addr,
 						   len);
-				if (x->span == 1)
-					err = pvm_pin_page(x, page);
-				else
 					err = pvm_pin(x, page,
 						      DIV_ROUND_UP(offset + len,
 								   PAGE_SIZE));
+				}
 				if (err)
 					goto out;
 				i = page - x->first;
