@@ -994,6 +994,54 @@ static bool per_vma_locks(void)
 }
 
 /*
+ * Why a kernel cannot be expected to pin a lone page without the mmap lock
+ * (this implementation's pin under the VMA lock), or NULL if it can: the
+ * flags are this implementation's mark, and UML and the architectures
+ * without per-VMA locks take the mmap lock.
+ */
+static const char *no_unlocked_pin(bool nowait_ok)
+{
+	if (!nowait_ok)
+		return NO_NOWAIT;
+	if (cma_on_uml())
+		return LOCK_NO_UML;
+	if (!per_vma_locks())
+		return "no per-VMA locks known on this architecture";
+	return NULL;
+}
+
+/*
+ * The transfer set up in @t, readv and writev, with and without
+ * PROCESS_VM_NOWAIT, each while a writer waits for the target's mmap lock:
+ * none may wait, and each moves all @want bytes.
+ */
+static void rounds_without_waiting(struct __test_metadata *_metadata, struct cma_target *t,
+				   size_t want)
+{
+	static const unsigned long how[] = { 0, PROCESS_VM_NOWAIT };
+	struct timed_call *r;
+	bool waited;
+	int w, f;
+
+	r = mmap(NULL, sizeof(*r), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_TRUE(r != MAP_FAILED);
+	for (f = 0; f < 2; f++) {
+		for (w = 0; w < 2; w++) {
+			contended_rounds(_metadata, t, w, how[f], 1, r, &waited);
+			ASSERT_FALSE(waited) TH_LOG("%s (flags %lu) waited for the mmap lock",
+						    w ? "writev" : "readv", how[f]);
+			ASSERT_EQ((long)want, r->ret) TH_LOG("%s (flags %lu): %s",
+							     w ? "writev" : "readv", how[f],
+							     strerror(r->err));
+			EXPECT_EQ(-1, r->bad) TH_LOG("local byte %ld wrong", r->bad);
+			EXPECT_EQ(0, cma_call3(t, cma_t_check, w, want, want));
+			cma_xfer_reset_keep(t, w, want);
+		}
+	}
+	munmap(r, sizeof(*r));
+}
+
+/*
  * A call whose remote side is one page, mapped already, pins that page
  * under its VMA's read lock instead of the mmap lock: with a writer
  * waiting for the mmap lock, the call neither waits nor, with
@@ -1002,38 +1050,17 @@ static bool per_vma_locks(void)
  */
 TEST_F_TIMEOUT(flags, lone_present_page_skips_mmap_lock, 180)
 {
-	static const unsigned long how[] = { 0, PROCESS_VM_NOWAIT };
 	size_t want = 300;
-	struct timed_call *r;
-	bool waited;
-	int w, f;
+	const char *why;
 
 	/* This implementation's behaviour; it has the flag, mainline waits. */
-	if (!self->nowait_ok)
-		SKIP(return, NO_NOWAIT);
-	if (cma_on_uml())
-		SKIP(return, LOCK_NO_UML);
-	if (!per_vma_locks())
-		SKIP(return, "no per-VMA locks known on this architecture");
+	why = no_unlocked_pin(self->nowait_ok);
+	if (why)
+		SKIP(return, "%s", why);
 	ASSERT_EQ(0, cma_xfer_setup(&self->t, self->page, 4 * self->page, CMA_ANON));
 	cma_riov(&self->t.mb->x, self->page + 100, want);
 	cma_liov(&self->t.mb->x, 10, want);
-	r = mmap(NULL, sizeof(*r), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	ASSERT_TRUE(r != MAP_FAILED);
-	for (f = 0; f < 2; f++) {
-		for (w = 0; w < 2; w++) {
-			contended_rounds(_metadata, &self->t, w, how[f], 1, r, &waited);
-			ASSERT_FALSE(waited) TH_LOG("%s (flags %lu) waited for the mmap lock",
-						    w ? "writev" : "readv", how[f]);
-			ASSERT_EQ((long)want, r->ret) TH_LOG("%s (flags %lu): %s",
-							     w ? "writev" : "readv", how[f],
-							     strerror(r->err));
-			EXPECT_EQ(-1, r->bad) TH_LOG("local byte %ld wrong", r->bad);
-			EXPECT_EQ(0, cma_call3(&self->t, cma_t_check, w, want, want));
-			cma_xfer_reset_keep(&self->t, w, want);
-		}
-	}
-	munmap(r, sizeof(*r));
+	rounds_without_waiting(_metadata, &self->t, want);
 }
 
 /*
@@ -1047,39 +1074,18 @@ TEST_F_TIMEOUT(flags, lone_present_page_skips_mmap_lock, 180)
  */
 TEST_F_TIMEOUT(flags, strided_elements_skip_mmap_lock, 180)
 {
-	static const unsigned long how[] = { 0, PROCESS_VM_NOWAIT };
 	const size_t nr = 48, len = 64;
 	size_t want = nr * len, i;
-	struct timed_call *r;
-	bool waited;
-	int w, f;
+	const char *why;
 
-	if (!self->nowait_ok)
-		SKIP(return, NO_NOWAIT);
-	if (cma_on_uml())
-		SKIP(return, LOCK_NO_UML);
-	if (!per_vma_locks())
-		SKIP(return, "no per-VMA locks known on this architecture");
+	why = no_unlocked_pin(self->nowait_ok);
+	if (why)
+		SKIP(return, "%s", why);
 	ASSERT_EQ(0, cma_xfer_setup(&self->t, want, 2 * nr * self->page, CMA_ANON));
 	for (i = 0; i < nr; i++)
 		cma_riov(&self->t.mb->x, 2 * i * self->page + 8 * i, len);
 	cma_liov(&self->t.mb->x, 0, want);
-	r = mmap(NULL, sizeof(*r), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	ASSERT_TRUE(r != MAP_FAILED);
-	for (f = 0; f < 2; f++) {
-		for (w = 0; w < 2; w++) {
-			contended_rounds(_metadata, &self->t, w, how[f], 1, r, &waited);
-			ASSERT_FALSE(waited) TH_LOG("%s (flags %lu) waited for the mmap lock",
-						    w ? "writev" : "readv", how[f]);
-			ASSERT_EQ((long)want, r->ret) TH_LOG("%s (flags %lu): %s",
-							     w ? "writev" : "readv", how[f],
-							     strerror(r->err));
-			EXPECT_EQ(-1, r->bad) TH_LOG("local byte %ld wrong", r->bad);
-			EXPECT_EQ(0, cma_call3(&self->t, cma_t_check, w, want, want));
-			cma_xfer_reset_keep(&self->t, w, want);
-		}
-	}
-	munmap(r, sizeof(*r));
+	rounds_without_waiting(_metadata, &self->t, want);
 }
 
 TEST_HARNESS_MAIN
