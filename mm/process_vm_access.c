@@ -107,7 +107,9 @@
  * within PVM_MISSES windows.  A window that serves one later element
  * counts as a miss: if the element lies in the window's own pages, a
  * window of those pages alone serves it as well; if it lies next to them,
- * the window saves a pin call, about what looking ahead costs.
+ * the window saves a pin call, about what looking ahead costs; if apart,
+ * the window is given up (PVM_LONE_UNLOCKED) or saves a lock and a
+ * release but no pin.
  */
 #define PVM_MISSES		8
 /*
