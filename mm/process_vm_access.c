@@ -618,7 +618,7 @@ static int pvm_pin_page(struct pvm_xfer *x, unsigned long page)
 static int pvm_pin(struct pvm_xfer *x, unsigned long cur, unsigned long own)
 {
 	unsigned long first = x->first, end = x->first + x->span;
-	unsigned long a, b, mid;
+	unsigned long mid;
 	int locked;
 	long got;
 
@@ -658,18 +658,16 @@ static int pvm_pin(struct pvm_xfer *x, unsigned long cur, unsigned long own)
 		goto out;
 	}
 	/*
-	 * The runs of the page set, found by a scan of the span: a few
-	 * instructions a page, for a span that pvm_choose() keeps within
-	 * PVM_STACK_PAGES or PVM_MIN_DENSITY times the pages chosen.  A bitmap
-	 * search per run costs more where runs are short (a strided vector).
+	 * The rest of the page set, in one call however many runs it has:
+	 * less the current element's pages, pinned already, and moved to
+	 * start at the window's first page.
 	 */
-	for (a = first; a < end; a = b) {
-		while (a < end && !test_bit(a - x->set_base, x->set))
-			a++;
-		for (b = a; b < end && test_bit(b - x->set_base, x->set); b++)
-			;
-		pvm_pin_run(x, a, b, cur, mid);
-	}
+	bitmap_clear(x->set, cur - x->set_base, mid);
+	bitmap_shift_right(x->set, x->set, first - x->set_base,
+			   end - x->set_base);
+	x->pinned += pin_user_pages_remote_set(x->mm, first << PAGE_SHIFT,
+					       end - first, x->set,
+					       x->gup_flags, x->pages);
 out:
 	if (locked)
 		mmap_read_unlock(x->mm);

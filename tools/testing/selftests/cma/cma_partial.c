@@ -80,13 +80,17 @@ TEST_F(partial, scattered_unmapped_past_cutoff)
 }
 
 /*
- * Elements one every two pages, each pinned in a window of its own page (a
- * window that joined them would serve one element a run): the page of
- * element @bad is unmapped, and the elements before it move.  Every pin
- * taken is released: a failed pin of a lone page leaves no window behind.
+ * Elements at a stride of two pages, @per_page of them in each page they
+ * use: the page that element @bad starts is unmapped, and the elements
+ * before it move.  Every pin taken is released.  One element a page, each
+ * is pinned in a window of its own page (a window that joined them would
+ * serve one element a run), so a failed pin of a lone page must leave no
+ * window behind; two a page, the elements share windows whose pages are
+ * pinned in one call (pin_user_pages_remote_set()), which stops at the
+ * hole and must report the pages it pinned before it.
  */
 static void strided_unmapped(struct __test_metadata *_metadata, struct cma_target *t,
-			     bool write, size_t bad)
+			     bool write, size_t bad, size_t per_page)
 {
 	long long acq0, rel0, acq1, rel1;
 	const size_t n = 40;
@@ -95,9 +99,9 @@ static void strided_unmapped(struct __test_metadata *_metadata, struct cma_targe
 	bool ref0, ref1, pins;
 
 	ASSERT_EQ(0, cma_xfer_setup(t, 4 * p, 2 * n * p, CMA_ANON));
-	ASSERT_EQ(0, remote_hole(t, 2 * bad, 1));
+	ASSERT_EQ(0, remote_hole(t, 2 * (bad / per_page), 1));
 	for (i = 0; i < n; i++)
-		cma_riov(x, 2 * i * p + 8 * i, 64);
+		cma_riov(x, 2 * (i / per_page) * p + 128 * (i % per_page) + 8 * i, 64);
 	cma_liov(x, 16, n * 64);
 	pins = !cma_read_pins(&acq0, &rel0, &ref0);
 	cma_xfer_expect(_metadata, t, write, bad * 64);
@@ -110,13 +114,25 @@ static void strided_unmapped(struct __test_metadata *_metadata, struct cma_targe
 /* Early: the windows before the hole still look ahead, then give up. */
 TEST_F(partial, strided_unmapped_early)
 {
-	strided_unmapped(_metadata, &self->t, variant->write, 2);
+	strided_unmapped(_metadata, &self->t, variant->write, 2, 1);
 }
 
 /* Late: past the cutoff, the windows before the hole do not look ahead. */
 TEST_F(partial, strided_unmapped_late)
 {
-	strided_unmapped(_metadata, &self->t, variant->write, 30);
+	strided_unmapped(_metadata, &self->t, variant->write, 30, 1);
+}
+
+/* Pairs: the first window's pin of its later pages stops at the hole. */
+TEST_F(partial, strided_pairs_unmapped_early)
+{
+	strided_unmapped(_metadata, &self->t, variant->write, 6, 2);
+}
+
+/* Pairs: a hole in a later window, after windows that pinned whole. */
+TEST_F(partial, strided_pairs_unmapped_late)
+{
+	strided_unmapped(_metadata, &self->t, variant->write, 30, 2);
 }
 
 /* A hole inside one element: the bytes up to the start of the hole page move. */
