@@ -19,13 +19,16 @@
  * span: exactly the elements it will serve before the copy leaves it.
  * Elements may come in any order, so a shuffled gather of a thousand small
  * elements lying in a few pages, or a vector of small elements at a stride
- * a little over a page, costs one lock, one pin call per run of pages and
- * one release, where a per-element scheme pays a lock, a pin and an unpin
- * for each element.  Where a window of one page needs no mmap lock (below),
- * a window is kept only if it serves at least two elements for each run
- * of pages it pins: a pin call per run under the lock costs more than such
- * a window, so elements that lie apart (a vector with one element every
- * two pages) each get a window of their own pages.
+ * a little over a page, costs one lock, two pin calls (the current
+ * element's pages, then the window's other pages in one walk of the
+ * page set, pin_user_pages_remote_set()) and one release, where a
+ * per-element scheme pays a lock, a pin and an unpin for each element.
+ * Where a window of one page needs no mmap lock (below), a window that
+ * would serve only a few elements, each in a run of pages of its own, is
+ * given up for windows of each element's own pages, which cost less than
+ * its lock, pin calls and release; and an element in one page that finds
+ * the mmap lock taken or wanted by a writer gets a window of its own page
+ * rather than waiting for a window.
  * Only pages that elements touch are pinned, so a hole between elements is
  * never pinned and never an error.  Looking at elements is bounded per call
  * (PVM_LOOKS_PER_SEG per remote element), and a window spans more than a
@@ -115,19 +118,22 @@
 /*
  * Whether a window of one page is pinned without the mmap lock
  * (pin_user_page_remote_present()): only then does a window of an
- * element's own page cost less than joining the element to a window as a
- * run of pages of its own, and windows are kept only where they serve at
- * least two elements a run (pvm_choose()).
+ * element's own page cost less than a window that serves a few elements
+ * in runs of pages of their own, and such windows are given up
+ * (pvm_choose()); and only then does an element in one page that finds
+ * the mmap lock taken or wanted by a writer get a window of its own page,
+ * not wait for the lock (pvm_pin()).
  */
 #define PVM_LONE_UNLOCKED	(IS_ENABLED(CONFIG_PER_VMA_LOCK) && \
 				 IS_ENABLED(CONFIG_HAVE_GUP_FAST))
 /*
- * A window that looks ahead stops, and holds its element's pages alone,
- * once the first PVM_GAPS elements it looks at have each left a gap to its
- * pages: a strided vector's windows then look at a few elements, not at
- * 2 MiB of them, before the rule of two elements a run gives them up.
+ * Where PVM_LONE_UNLOCKED, a window that serves fewer than two elements
+ * for each run of pages it pins is kept only if it serves at least
+ * PVM_KEEP elements: the lock, the two pin calls and the release that
+ * every window costs are then spread over enough elements to cost less
+ * than a lone pin each.
  */
-#define PVM_GAPS		4
+#define PVM_KEEP		4
 /*
  * A window spans more than PVM_STACK_PAGES pages only while at least one
  * page in PVM_MIN_DENSITY of its span is in its set: the work of setting
@@ -363,10 +369,10 @@ static bool pvm_apart(struct pvm_xfer *x, const struct iovec *next,
  * one release.  Past PVM_STACK_PAGES pages, a window grows only while at
  * least one page in PVM_MIN_DENSITY of its span is in its set.  Where a
  * window of one page needs no mmap lock (PVM_LONE_UNLOCKED), a window that
- * would serve fewer than two elements for each run of pages it pins (a
- * run is counted where an element leaves a gap to the window's pages)
- * holds its element's pages alone, and counts as a miss; so does one
- * whose first PVM_GAPS elements looked at each leave a gap.
+ * would serve fewer than PVM_KEEP elements, and fewer than two for each
+ * run of pages it pins (a run is counted where an element leaves a gap to
+ * the window's pages), holds its element's pages alone, and counts as a
+ * miss.
  * The last element that the call reaches, and an element of PVM_MAX_PAGES
  * pages or more, get their own pages.  Every element looked at costs one
  * of the call's looks; once they run out, every window is its element's
@@ -386,6 +392,7 @@ static void pvm_choose(struct pvm_xfer *x, const struct iovec *riov,
 	size_t left = iov_iter_count(x->iter);
 	unsigned long base, lo, hi, p0, p1, p, nlo, nhi, held, more, looks;
 	unsigned long joined = 0, runs = 1, own;
+	bool gap;
 
 	len = min(len, left);
 	left -= len;
@@ -445,17 +452,14 @@ static void pvm_choose(struct pvm_xfer *x, const struct iovec *riov,
 		if (pvm_too_sparse(nhi - nlo, held + more))
 			break;
 		/* A gap: the element starts a run of pages of its own. */
-		if (PVM_LONE_UNLOCKED && (p0 > hi || p1 + 1 < lo)) {
-			runs++;
-			if (runs == joined + 2 && runs > PVM_GAPS)
-				break;
-		}
+		gap = p0 > hi || p1 + 1 < lo;
+		runs += gap;
 		if (held < hi - lo) {
 			if (p0 == p1)
 				__set_bit(p0 - base, x->set);
 			else
 				bitmap_set(x->set, p0 - base, p1 - p0 + 1);
-		} else if (p0 > hi || p1 + 1 < lo) {
+		} else if (gap) {
 			bitmap_zero(x->set, PVM_SET_PAGES);
 			bitmap_set(x->set, lo - base, hi - lo);
 			bitmap_set(x->set, p0 - base, p1 - p0 + 1);
@@ -467,8 +471,9 @@ static void pvm_choose(struct pvm_xfer *x, const struct iovec *riov,
 		joined++;
 	}
 	x->looks = looks;
-	if (joined + 1 < 2 * runs) {
-		/* Fewer than two elements a run: the element's pages alone. */
+	if (PVM_LONE_UNLOCKED && joined + 1 < 2 * runs &&
+	    joined + 1 < PVM_KEEP) {
+		/* Few elements, in runs: the element's pages alone. */
 		x->misses++;
 		x->span = own;
 		return;
@@ -518,8 +523,8 @@ static void pvm_pin_run(struct pvm_xfer *x, unsigned long a, unsigned long b,
 }
 
 /**
- * pvm_lock_pin() - lock the target's address space and pin pages of it
- * @x: the transfer
+ * pvm_pin_locked() - pin pages of the target's address space, locked
+ * @x: the transfer, with the target's mmap lock held for read
  * @cur: page number of the first page to pin
  * @nr: number of pages from @cur on to pin, faulting them in as needed
  * @pages: where the pages go
@@ -528,18 +533,12 @@ static void pvm_pin_run(struct pvm_xfer *x, unsigned long a, unsigned long b,
  * Return: the number of pages pinned, at least one; or a negative errno,
  * with the lock not held.
  */
-static __always_inline long pvm_lock_pin(struct pvm_xfer *x,
-					 unsigned long cur, unsigned long nr,
-					 struct page **pages, int *locked)
+static __always_inline long pvm_pin_locked(struct pvm_xfer *x,
+					   unsigned long cur, unsigned long nr,
+					   struct page **pages, int *locked)
 {
 	long got;
 
-	if (x->nowait) {
-		if (!mmap_read_trylock(x->mm))
-			return -EFAULT;
-	} else if (mmap_read_lock_killable(x->mm)) {
-		return -EINTR;
-	}
 	*locked = 1;
 	got = pin_user_pages_remote(x->mm, cur << PAGE_SHIFT, nr, x->gup_flags,
 				    pages, locked);
@@ -551,6 +550,29 @@ static __always_inline long pvm_lock_pin(struct pvm_xfer *x,
 	if (got == 0 || (x->nowait && !fatal_signal_pending(current)))
 		return -EFAULT;
 	return got;
+}
+
+/**
+ * pvm_lock_pin() - lock the target's address space and pin pages of it
+ * @x: the transfer
+ * @cur: page number of the first page to pin
+ * @nr: number of pages from @cur on to pin, faulting them in as needed
+ * @pages: where the pages go
+ * @locked: set to whether the mmap lock is held on return
+ *
+ * Return: as for pvm_pin_locked().
+ */
+static __always_inline long pvm_lock_pin(struct pvm_xfer *x,
+					 unsigned long cur, unsigned long nr,
+					 struct page **pages, int *locked)
+{
+	if (x->nowait) {
+		if (!mmap_read_trylock(x->mm))
+			return -EFAULT;
+	} else if (mmap_read_lock_killable(x->mm)) {
+		return -EINTR;
+	}
+	return pvm_pin_locked(x, cur, nr, pages, locked);
 }
 
 /**
@@ -607,11 +629,15 @@ static int pvm_pin_page(struct pvm_xfer *x, unsigned long page)
  * @own: number of pages from @cur on that the current element needs
  *
  * The pages of the current element are faulted in as needed; the others,
- * wanted for later elements, are pinned only if they are present already.
+ * wanted for later elements, are pinned only if they are present already,
+ * those of a window that holds less than its span in one call that stops
+ * at the first page it cannot pin without a fault.
  * A window may therefore hold fewer pages than chosen, but on success it
  * always holds @cur.  If the page array cannot grow to the window's span,
  * the window is cut to the array, around @cur.  A window of one page is
- * pvm_pin_page()'s.
+ * pvm_pin_page()'s, and so is the page of an element in one page that
+ * finds the mmap lock taken or wanted by a writer, where that page can be
+ * pinned without it (PVM_LONE_UNLOCKED).
  *
  * Return: 0 on success, or a negative errno if @cur could not be pinned.
  */
@@ -633,7 +659,23 @@ static int pvm_pin(struct pvm_xfer *x, unsigned long cur, unsigned long own)
 	}
 	mid = min(own, end - cur);
 
-	got = pvm_lock_pin(x, cur, mid, x->pages + (cur - first), &locked);
+	/*
+	 * A window saves a lock per element only while the lock is free:
+	 * where an element in one page can be pinned without it, it does not
+	 * wait behind a writer for a window, nor fail with
+	 * PROCESS_VM_NOWAIT, but gets a window of its page, counted as a miss.
+	 */
+	if (PVM_LONE_UNLOCKED && mid == 1) {
+		if (!mmap_read_trylock(x->mm)) {
+			x->misses++;
+			return pvm_pin_page(x, cur);
+		}
+		got = pvm_pin_locked(x, cur, mid, x->pages + (cur - first),
+				     &locked);
+	} else {
+		got = pvm_lock_pin(x, cur, mid, x->pages + (cur - first),
+				   &locked);
+	}
 	if (got < 0)
 		return got;
 	/*

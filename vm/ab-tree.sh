@@ -66,10 +66,16 @@ put() {
 
 grep -q 'SYSCALL_DEFINE6(process_vm_readv,' "$ROOT/mm/process_vm_access.c" ||
 	die "ab-tree: mm/process_vm_access.c has no process_vm_readv definition"
-# Without our GUP change ours pins every page under the mmap lock:
-# pin_user_page_remote_present() (mm/internal.h.patch) is part of it.
-nogup='s|^#include "internal.h"$|#define pin_user_page_remote_present(mm, addr, flags, pagep) false|'
-[ $gup = 1 ] && nogup=
+# Without our GUP change ours pins every page under the mmap lock, and a
+# window's later pages with a call per run: pin_user_page_remote_present()
+# and pin_user_pages_remote_set() (mm/internal.h.patch) are part of it,
+# and vm/ab-nogup.h stands in for them.
+nogup='s|^#include "internal.h"$|#include "process_vm_nogup.h"|'
+if [ $gup = 1 ]; then
+	nogup=
+else
+	put mm/process_vm_nogup.h <"$ROOT/vm/ab-nogup.h"
+fi
 sed -e 's/SYSCALL_DEFINE6(process_vm_readv,/SYSCALL_DEFINE6(pvm_ours_readv,/' \
     -e 's/SYSCALL_DEFINE6(process_vm_writev,/SYSCALL_DEFINE6(pvm_ours_writev,/' \
     ${nogup:+-e "$nogup"} \

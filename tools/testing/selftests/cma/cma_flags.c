@@ -1064,13 +1064,12 @@ TEST_F_TIMEOUT(flags, lone_present_page_skips_mmap_lock, 180)
 }
 
 /*
- * Elements that lie apart, one every two pages: a window that joined them
- * would pin each later element's page in a call of its own under the mmap
- * lock, so each element gets a window of its own page instead, pinned under
- * its VMA's read lock.  With a writer waiting for the mmap lock, such a
- * vector neither waits nor, with PROCESS_VM_NOWAIT, fails.  The layout
- * holds a run of elements long enough for every window rule to act: the
- * look-ahead, its stop after a few gaps and the miss cutoff.
+ * Elements that lie apart, one every two pages: windows join them under one
+ * hold of the mmap lock while it is free, but with a writer waiting for it
+ * each element gets a window of its own page instead, pinned under its
+ * VMA's read lock.  So such a vector neither waits nor, with
+ * PROCESS_VM_NOWAIT, fails.  The layout holds a run of elements long
+ * enough for every window rule to act: the look-ahead and the miss cutoff.
  */
 TEST_F_TIMEOUT(flags, strided_elements_skip_mmap_lock, 180)
 {
