@@ -637,11 +637,13 @@ static int pvm_pin_page(struct pvm_xfer *x, unsigned long page)
  * the window is cut to the array, around @cur.  A window of one page is
  * pvm_pin_page()'s, and so is the page of an element in one page that
  * finds the mmap lock taken or wanted by a writer, where that page can be
- * pinned without it (PVM_LONE_UNLOCKED).
+ * pinned without it (PVM_LONE_UNLOCKED).  Kept out of line, so that the
+ * path of lone pages, which never comes here, keeps its registers.
  *
  * Return: 0 on success, or a negative errno if @cur could not be pinned.
  */
-static int pvm_pin(struct pvm_xfer *x, unsigned long cur, unsigned long own)
+static noinline int pvm_pin(struct pvm_xfer *x, unsigned long cur,
+			     unsigned long own)
 {
 	unsigned long first = x->first, end = x->first + x->span;
 	unsigned long mid;
