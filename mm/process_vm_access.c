@@ -643,7 +643,7 @@ static int pvm_pin_page(struct pvm_xfer *x, unsigned long page)
  * Return: 0 on success, or a negative errno if @cur could not be pinned.
  */
 static noinline int pvm_pin(struct pvm_xfer *x, unsigned long cur,
-			     unsigned long own)
+			    unsigned long own)
 {
 	unsigned long first = x->first, end = x->first + x->span;
 	unsigned long mid;
