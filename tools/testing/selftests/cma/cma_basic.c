@@ -6,6 +6,7 @@
  */
 #include "../kselftest_harness.h"
 #include "cma_common.h"
+#include "cma_pins.h"
 
 #include <sys/mount.h>
 
@@ -366,18 +367,32 @@ static bool thp_setting(const char *path, const char *value)
 	return n > 0 && strstr(buf, value);
 }
 
+/* What thp_case() transfers. */
+enum thp_how {
+	THP_SPAN,	/* two elements that run through large folios */
+	THP_LONE,	/* one element inside a huge page */
+	THP_STRIDED,	/* pairs of elements every two pages, across both */
+};
+
 /*
  * A transfer across the two huge pages of x.rreg, @kind CMA_THP or
  * CMA_FILE_THP, which huge pages must back before and after: a copy that
- * runs through a large folio (the folio-span path) is what this tests.
- * With @lone, one element of 200 bytes inside the second huge page: a
- * call that pins one subpage where a PMD maps the huge page.
+ * runs through a large folio (the folio-span path) is what THP_SPAN tests.
+ * THP_LONE, one element of 200 bytes inside the second huge page: a call
+ * that pins one subpage where a PMD maps the huge page.  THP_STRIDED, 64
+ * elements, two a page at a stride of two pages from 32 pages before the
+ * second huge page: a window whose page set (pin_user_pages_remote_set())
+ * takes one subpage of a PMD-mapped folio a run, and must pin none of the
+ * subpages between (the pin counters balance either way; a run that took
+ * them would still copy right).
  */
 static void thp_case(struct __test_metadata *_metadata, struct cma_target *t, bool write,
-		     enum cma_kind kind, const char *field, bool lone)
+		     enum cma_kind kind, const char *field, enum thp_how how)
 {
-	size_t p = cma_page(), h = CMA_THP_SIZE, want = 2 * h / p;
+	size_t p = cma_page(), h = CMA_THP_SIZE, want = 2 * h / p, i;
 	struct cma_xfer *x = &t->mb->x;
+	long long acq0, rel0, acq1, rel1;
+	bool ref0, ref1, pins;
 	long huge;
 
 	ASSERT_EQ(0, cma_xfer_setup(t, 8 * p, 2 * h, kind));
@@ -390,10 +405,19 @@ static void thp_case(struct __test_metadata *_metadata, struct cma_target *t, bo
 	if (huge < (long)want)
 		SKIP(return, "transparent huge pages: none could be allocated (%ld of %zu huge)",
 		     huge, want);
-	if (lone) {
+	if (how == THP_LONE) {
 		cma_riov(x, h + 5 * p + 100, 200);
 		cma_liov(x, MARGIN, 200);
 		cma_xfer_expect(_metadata, t, write, 200);
+	} else if (how == THP_STRIDED) {
+		for (i = 0; i < 64; i++)
+			cma_riov(x, h - 32 * p + 2 * (i / 2) * p + 128 * (i % 2) + 8 * i, 64);
+		cma_liov(x, MARGIN, 64 * 64);
+		pins = !cma_read_pins(&acq0, &rel0, &ref0);
+		cma_xfer_expect(_metadata, t, write, 64 * 64);
+		if (pins && !cma_read_pins(&acq1, &rel1, &ref1) && ref0 && ref1)
+			EXPECT_EQ(acq1 - acq0, rel1 - rel0)
+				TH_LOG("%lld pins taken, %lld released", acq1 - acq0, rel1 - rel0);
 	} else {
 		cma_riov(x, 100, 3 * p);
 		cma_riov(x, h - 3 * p - 5, 4 * p + 11);
@@ -419,7 +443,7 @@ TEST_F(basic, thp)
 
 	if (why)
 		SKIP(return, "%s", why);
-	thp_case(_metadata, &self->t, variant->write, CMA_THP, "AnonHugePages", false);
+	thp_case(_metadata, &self->t, variant->write, CMA_THP, "AnonHugePages", THP_SPAN);
 }
 
 TEST_F(basic, thp_lone_page)
@@ -428,7 +452,16 @@ TEST_F(basic, thp_lone_page)
 
 	if (why)
 		SKIP(return, "%s", why);
-	thp_case(_metadata, &self->t, variant->write, CMA_THP, "AnonHugePages", true);
+	thp_case(_metadata, &self->t, variant->write, CMA_THP, "AnonHugePages", THP_LONE);
+}
+
+TEST_F(basic, thp_strided_pairs)
+{
+	const char *why = thp_anon_missing();
+
+	if (why)
+		SKIP(return, "%s", why);
+	thp_case(_metadata, &self->t, variant->write, CMA_THP, "AnonHugePages", THP_STRIDED);
 }
 
 /* In the target: a /tmp of its own, on tmpfs with huge=always. */
@@ -451,7 +484,7 @@ TEST_F(basic, thp_shmem)
 			SKIP(return, "transparent huge pages: tmpfs takes no huge=always");
 		SKIP(return, "transparent huge pages: cannot mount tmpfs: %s", strerror(errno));
 	}
-	thp_case(_metadata, &self->t, variant->write, CMA_FILE_THP, "ShmemPmdMapped", false);
+	thp_case(_metadata, &self->t, variant->write, CMA_FILE_THP, "ShmemPmdMapped", THP_SPAN);
 }
 
 #define MTHP_64K	CMA_THP_SYSFS "/hugepages-64kB/enabled"
