@@ -48,6 +48,8 @@
 #include <linux/process_vm.h>
 #endif
 
+#include "cma_pins.h"
+
 #ifndef PROCESS_VM_PIDFD
 #define PROCESS_VM_PIDFD	0x1UL
 #endif
@@ -908,6 +910,24 @@ static inline void cma_xfer_expect(struct __test_metadata *_metadata, struct cma
 		ASSERT_EQ(want, ret) TH_LOG("errno %d (%s)", errno, strerror(errno));
 	}
 	cma_xfer_check(_metadata, t, write, want);
+}
+
+/*
+ * cma_xfer_expect(), and every FOLL_PIN pin taken during it released, where
+ * the kernel's counters can be read and folded (cma_pins.h).
+ */
+static inline void cma_xfer_expect_balanced(struct __test_metadata *_metadata,
+					    struct cma_target *t, bool write, ssize_t want)
+{
+	long long acq0, rel0, acq1, rel1;
+	bool ref0, ref1, pins;
+
+	pins = !cma_read_pins(&acq0, &rel0, &ref0);
+	cma_xfer_expect(_metadata, t, write, want);
+	if (!pins || cma_read_pins(&acq1, &rel1, &ref1) || !ref0 || !ref1)
+		return;
+	EXPECT_EQ(acq1 - acq0, rel1 - rel0) TH_LOG("%lld pins taken, %lld released",
+						   acq1 - acq0, rel1 - rel0);
 }
 
 /*
