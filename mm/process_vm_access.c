@@ -553,6 +553,21 @@ static __always_inline long pvm_pin_locked(struct pvm_xfer *x,
 }
 
 /**
+ * pvm_lock() - take the target's mmap lock for read
+ * @x: the transfer
+ *
+ * Return: 0 with the lock held; -EFAULT if PROCESS_VM_NOWAIT finds it
+ * taken or wanted by a writer, -EINTR if a fatal signal comes while
+ * waiting for it.
+ */
+static __always_inline int pvm_lock(struct pvm_xfer *x)
+{
+	if (x->nowait)
+		return mmap_read_trylock(x->mm) ? 0 : -EFAULT;
+	return mmap_read_lock_killable(x->mm) ? -EINTR : 0;
+}
+
+/**
  * pvm_lock_pin() - lock the target's address space and pin pages of it
  * @x: the transfer
  * @cur: page number of the first page to pin
@@ -566,12 +581,10 @@ static __always_inline long pvm_lock_pin(struct pvm_xfer *x,
 					 unsigned long cur, unsigned long nr,
 					 struct page **pages, int *locked)
 {
-	if (x->nowait) {
-		if (!mmap_read_trylock(x->mm))
-			return -EFAULT;
-	} else if (mmap_read_lock_killable(x->mm)) {
-		return -EINTR;
-	}
+	int err = pvm_lock(x);
+
+	if (err)
+		return err;
 	return pvm_pin_locked(x, cur, nr, pages, locked);
 }
 
@@ -582,15 +595,27 @@ static __always_inline long pvm_lock_pin(struct pvm_xfer *x,
  *
  * pvm_pin_page()'s way for a page that pin_user_page_remote_present() did
  * not pin, out of line so that the way without the lock keeps a short
- * frame.
+ * frame.  Where that way is not built (!PVM_LONE_UNLOCKED), every lone
+ * page comes here: a page that is mapped already is pinned by
+ * pin_user_page_remote_mapped(), without GUP's general loop, and only the
+ * others by pin_user_pages_remote().
  *
  * Return: 1, or a negative errno.
  */
 static noinline long pvm_lock_pin_page(struct pvm_xfer *x, unsigned long page)
 {
-	int locked;
-	long got = pvm_lock_pin(x, page, 1, x->pages, &locked);
+	int locked, err = pvm_lock(x);
+	long got;
 
+	if (err)
+		return err;
+	if (!PVM_LONE_UNLOCKED &&
+	    pin_user_page_remote_mapped(x->mm, page << PAGE_SHIFT,
+					x->gup_flags, x->pages)) {
+		mmap_read_unlock(x->mm);
+		return 1;
+	}
+	got = pvm_pin_locked(x, page, 1, x->pages, &locked);
 	if (got > 0 && locked)
 		mmap_read_unlock(x->mm);
 	return got;

@@ -12,6 +12,9 @@
 /* No pin under the VMA lock: every page takes the mmap lock. */
 #define pin_user_page_remote_present(mm, addr, flags, pagep) false
 
+/* No pin of a mapped page outside GUP's loop: pin_user_pages_remote(). */
+#define pin_user_page_remote_mapped(mm, addr, flags, pagep) false
+
 /* The present pages of a set, with one pin_user_pages_remote() a run. */
 static long pin_user_pages_remote_set(struct mm_struct *mm,
 				      unsigned long start,
