@@ -48,7 +48,9 @@
  * needs no unshare (not the zero page, THP, KSM or fork()-shared for a
  * read, nor a clean PTE for a write): pin_user_page_remote_present() pins
  * it under its VMA's read lock, so such a call does not queue behind a
- * writer of the target's address space.  Other pages take the lock.
+ * writer of the target's address space.  Other pages take the lock; where
+ * that pin is not built, a lone page that is mapped already is pinned
+ * under the lock by pin_user_page_remote_mapped(), without GUP's loop.
  * Where the kernel maps memory linearly (no HIGHMEM), a range of the
  * window that lies in one large folio (THP, hugetlb), or in small pages
  * that follow each other in physical memory, is copied in one step rather

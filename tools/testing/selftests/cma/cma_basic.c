@@ -683,13 +683,34 @@ static long t_touch(struct cma_mbox *mb)
 	return sum;
 }
 
+/*
+ * The page frame of @addr in @pid, for fork_cow_run(); 0 where frames
+ * cannot be read (/proc/PID/pagemap gives them to CAP_SYS_ADMIN only).
+ */
+static uint64_t cow_frame(pid_t pid, const char *addr)
+{
+	uint64_t pfn, flags;
+
+	return cma_page_info(pid, (uintptr_t)addr, &pfn, &flags) ? 0 : pfn;
+}
+
+/*
+ * With @frames, readv's parent leaves its copy as it is, and the page at
+ * @roff must end up a page of the target's own: shared with us before the
+ * call, another frame after it, ours unchanged.  A pin for writev breaks
+ * the sharing with a write fault; a pin for readv must unshare the page
+ * (gup_must_unshare()), so that the page it copies from stays the
+ * target's after a write of either side.
+ */
 static void fork_cow_run(struct __test_metadata *_metadata, bool write, enum cma_kind kind,
-			 size_t roff, size_t len)
+			 size_t roff, size_t len, bool frames)
 {
 	size_t p = cma_page(), size = kind == CMA_THP ? CMA_THP_SIZE : 4 * p;
 	struct cma_region mine;
 	struct cma_target t2;
 	struct cma_xfer *x;
+	uint64_t shared = 0;
+	char *at;
 
 	ASSERT_EQ(0, cma_region_alloc(&mine, size, 0x5a, kind));
 	if (kind == CMA_THP && cma_thp_pages(mine.addr, size) < (long)(size / p)) {
@@ -701,23 +722,38 @@ static void fork_cow_run(struct __test_metadata *_metadata, bool write, enum cma
 	x->rreg = mine;
 	x->rreg.fd = -1;
 	ASSERT_EQ(0, cma_region_alloc(&x->lreg, 4 * p, 0x11, CMA_ANON));
-	if (!write) {
+	if (!write && !frames) {
 		mine.seed = 0x77;
 		cma_region_refill(&mine);
 	}
 	/* fork() leaves a huge PMD old in the child: young, it may be pinned unlocked. */
 	ASSERT_LE(0, cma_call3(&t2, t_touch, (long)mine.addr, (long)size, 0));
+	at = mine.addr + roff / p * p;
+	if (frames) {
+		shared = cow_frame(getpid(), at);
+		if (!shared)
+			goto stop;
+		ASSERT_EQ(shared, cow_frame(t2.pid, at)) TH_LOG("fork() left the page unshared");
+	}
 	cma_riov(x, roff, len);
 	cma_liov(x, 99, len);
 	cma_xfer_expect(_metadata, &t2, write, len);
 	EXPECT_EQ(-1, cma_verify(&mine, NULL, 0, NULL, 0, 0, 0, 0));
+	if (frames) {
+		EXPECT_EQ(shared, cow_frame(getpid(), at));
+		EXPECT_NE(shared, cow_frame(t2.pid, at))
+			TH_LOG("the target's page is still the one it shares with us");
+	}
+stop:
 	cma_target_stop(&t2);
 	cma_region_free(&mine);
+	if (frames && !shared)
+		SKIP(return, "no page frames (/proc/PID/pagemap needs CAP_SYS_ADMIN)");
 }
 
 TEST_F(basic, fork_cow)
 {
-	fork_cow_run(_metadata, variant->write, CMA_ANON, 3, 3 * self->page);
+	fork_cow_run(_metadata, variant->write, CMA_ANON, 3, 3 * self->page, false);
 }
 
 /*
@@ -727,17 +763,31 @@ TEST_F(basic, fork_cow)
  */
 TEST_F(basic, fork_cow_lone_page)
 {
-	fork_cow_run(_metadata, variant->write, CMA_ANON, self->page + 100, 200);
+	fork_cow_run(_metadata, variant->write, CMA_ANON, self->page + 100, 200, false);
 }
 
-/* The same inside a transparent huge page that fork() left PMD-mapped in both. */
+/*
+ * Both again with the page still shared with the parent when the call
+ * pins it: the target's page must come out of it a page of its own.
+ */
+TEST_F(basic, fork_cow_unshared)
+{
+	fork_cow_run(_metadata, variant->write, CMA_ANON, 3, 3 * self->page, true);
+}
+
+TEST_F(basic, fork_cow_lone_page_unshared)
+{
+	fork_cow_run(_metadata, variant->write, CMA_ANON, self->page + 100, 200, true);
+}
+
+/* fork_cow_lone_page inside a transparent huge page that fork() left PMD-mapped in both. */
 TEST_F(basic, thp_fork_cow_lone_page)
 {
 	const char *why = thp_anon_missing();
 
 	if (why)
 		SKIP(return, "%s", why);
-	fork_cow_run(_metadata, variant->write, CMA_THP, 7 * self->page + 100, 200);
+	fork_cow_run(_metadata, variant->write, CMA_THP, 7 * self->page + 100, 200, false);
 }
 
 TEST_F(basic, self_target)
