@@ -74,7 +74,7 @@ check-gup: deps series-apply
 	@vm/gup-tests.sh
 
 check-uml: deps
-	@STAGES="base series-am selftests-build uml-selftests" vm/check.sh
+	@STAGES="base series-am selftests-build uml-selftests uml-debug-selftests" vm/check.sh
 
 # Real clients on the host's userland in the VM (vm/run --hostfs), on our
 # kernel and on stock 6.12: pass/fail lines, then the hpcc table.

@@ -9,6 +9,7 @@
 #   debug        the same tree with the debug fragment, into $B/obj-debug
 #   stock        the unmodified Debian source ($B/stock), into $B/obj-stock
 #   uml-patched  $B/tree as ARCH=um, into $B/obj-uml-patched
+#   uml-debug    the same with lockdep and DEBUG_VM (vm/uml-debug.fragment)
 #   uml-stock    $B/stock as ARCH=um, into $B/obj-uml-stock
 #   ab, uml-ab   the A/B tree (vm/ab-tree.sh): stock plus our code on spare
 #                syscall numbers, for same-boot comparisons
@@ -37,6 +38,7 @@ esac
 case $kind in
 patched) src=$B/tree; frags="$frags $ROOT/vm/hostfs.fragment" ;;
 uml-patched) src=$B/tree ;;
+uml-debug) src=$B/tree; frags="$frags $ROOT/vm/uml-debug.fragment" ;;
 debug)   src=$B/tree; frags="$frags $ROOT/vm/debug.fragment" ;;
 stock|uml-stock) src=$B/stock
 	 [ "$kind" = stock ] && frags="$frags $ROOT/vm/hostfs.fragment"
@@ -45,7 +47,7 @@ stock|uml-stock) src=$B/stock
 ab|uml-ab) src=$("$ROOT/vm/ab-tree.sh") ;;
 ab-gup)	src=$("$ROOT/vm/ab-tree.sh" --gup) ;;
 ab-split|uml-ab-split) src=$("$ROOT/vm/ab-tree.sh" --split) ;;
-*) die "vm/build.sh: unknown kernel kind '$kind' (patched, debug, stock, ab, ab-gup, ab-split, uml-patched, uml-stock, uml-ab, uml-ab-split)" ;;
+*) die "vm/build.sh: unknown kernel kind '$kind' (patched, debug, stock, ab, ab-gup, ab-split, uml-patched, uml-debug, uml-stock, uml-ab, uml-ab-split)" ;;
 esac
 obj=$B/obj-$kind
 if [ "$kind" = ab-gup ]; then

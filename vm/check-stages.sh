@@ -7,7 +7,7 @@ stock-am stock-checkpatch stock-kernel-doc stock-same-tree stock-bisect kernel w
 cross-i386 cross-arm64 cross-arm64-64k docs man-page selftests-build vm-exit-status vm-add loggate demo vm-selftests \
 vm-fuzz vm-glibc vm-clients vm-gup native-selftests debug-vm"
 # Stages that run only when STAGES names them.
-EXTRA_STAGES="uml-selftests"
+EXTRA_STAGES="uml-selftests uml-debug-selftests"
 # Stages that start in the background once BG_AFTER is done, beside the
 # others (the debug kernel builds and boots while the rest is checked).
 BG_STAGES="debug-vm"
@@ -480,6 +480,15 @@ st_vm_fuzz() {
 st_uml_selftests() {
 	"$ROOT/vm/build.sh" uml-patched || return 1
 	"$ROOT/vm/run" --uml --timeout 900 --add "$B/add/selftests" -- /cma/run-tests x86_64
+}
+
+# The same on UML built with lockdep and DEBUG_VM (vm/uml-debug.fragment):
+# the one place where the locked lone path (pin_user_page_remote_mapped(),
+# folio_walk_start() under the mmap lock) runs under the lock and VM
+# checks; vm/run fails on any warning, BUG or lockdep report.
+st_uml_debug_selftests() {
+	"$ROOT/vm/build.sh" uml-debug || return 1
+	"$ROOT/vm/run" --uml --kernel debug --timeout 1800 --add "$B/add/selftests" -- /cma/run-tests x86_64
 }
 
 # make check-debug with a short budget: the debug kernel (KASAN, lockdep,
