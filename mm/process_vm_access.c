@@ -1,7 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * linux/mm/process_vm_access.c
- *
  * Copyright (C) 2010-2011 Christopher Yeoh <cyeoh@au1.ibm.com>, IBM Corp.
  *
  * process_vm_readv(2) and process_vm_writev(2) copy between the caller's
@@ -16,9 +14,10 @@
  * pages, and released in one call; the first element it does not hold
  * starts the next window.  Only the current element's pages are faulted
  * in: later elements' pages are pinned only if present (FOLL_NOFAULT), so
- * looking ahead never faults, waits or fails for a page the copy may never
- * reach, and pages between elements are never touched.  No lock is held
- * while copying, so the caller's own buffers fault as usual.
+ * looking ahead never faults in, waits for or fails on a page the copy may
+ * never reach; one it left out is faulted in when the copy gets there.
+ * Pages between elements are never pinned.  No lock is held while
+ * copying, so the caller's own buffers fault as usual.
  *
  * Bytes move in iovec order.  The copy stops at the first remote page that
  * cannot be pinned or the first byte of the caller's buffers that faults,
@@ -45,7 +44,7 @@
 /* The widest window: 2 MiB, whatever the page size. */
 #define PVM_SPAN_PAGES		(SZ_2M >> PAGE_SHIFT)
 /* Page pointers on the stack; larger windows allocate an array. */
-#define PVM_STACK_PAGES		32
+#define PVM_STACK_PAGES		16
 /* Later elements a call may look at to plan windows, per remote element. */
 #define PVM_LOOKS_PER_SEG	4
 /* Bytes copied between checks for a fatal signal. */
@@ -83,7 +82,7 @@ struct pvm_xfer {
  * pvm_release() - unpin every page of the window and empty it
  * @x: the transfer
  *
- * Pages written by process_vm_writev() are marked dirty as they are
+ * Pages pinned for process_vm_writev() are marked dirty as they are
  * unpinned, so that changes to file-backed memory reach the file.
  */
 static void pvm_release(struct pvm_xfer *x)
@@ -127,6 +126,43 @@ static bool pvm_grow(struct pvm_xfer *x, unsigned long want)
 }
 
 /**
+ * pvm_lock() - take the target's mmap lock for reading
+ * @x: the transfer
+ *
+ * Return: 0 with the lock held; -EFAULT if PROCESS_VM_NOWAIT finds it
+ * taken or wanted by a writer, -EINTR on a fatal signal while waiting.
+ */
+static int pvm_lock(struct pvm_xfer *x)
+{
+	if (x->nowait)
+		return mmap_read_trylock(x->mm) ? 0 : -EFAULT;
+	return mmap_read_lock_killable(x->mm) ? -EINTR : 0;
+}
+
+/**
+ * pvm_pin_run() - pin a run of the window's pages, faulting them in
+ * @x: the transfer, with the target's mmap lock held
+ * @i: index in the window of the run's first page
+ * @nr: number of pages in the run, whose entries are all NULL
+ * @locked: set to 0 if the lock was dropped
+ *
+ * Return: the number of pages pinned from @i on, or a negative errno:
+ * -ENOMEM or -EINTR where that is what happened, else -EFAULT (a bad
+ * address, or "would block" under PROCESS_VM_NOWAIT, as the man page
+ * has it).
+ */
+static long pvm_pin_run(struct pvm_xfer *x, unsigned long i, unsigned long nr,
+			int *locked)
+{
+	long got = pin_user_pages_remote(x->mm, (x->first + i) << PAGE_SHIFT,
+					 nr, x->gup_flags, x->pages + i, locked);
+
+	if (got > 0)
+		return got;
+	return got == -ENOMEM || got == -EINTR ? got : -EFAULT;
+}
+
+/**
  * pvm_pin() - plan and pin the window that starts at the current element
  * @x: the transfer, with an empty window
  * @iov: the current remote element
@@ -152,7 +188,11 @@ static int pvm_pin(struct pvm_xfer *x, const struct iovec *iov,
 	      min(((addr + len - 1) >> PAGE_SHIFT) - cur + 1, PVM_SPAN_PAGES);
 	hi = cur + own;
 	bitmap_zero(want, 2 * PVM_SPAN_PAGES);
-	/* The later elements whose pages fit in one span with @own's */
+	/*
+	 * The later elements whose pages fit in one span with @own's.  The
+	 * span holds @cur, so every page of it is within PVM_SPAN_PAGES of
+	 * @cur, and its bit (page - @base, modulo the word) in @want.
+	 */
 	for (iov++; iov < end && left && x->looks; iov++, x->looks--) {
 		n = min(iov->iov_len, left);
 		if (!n)
@@ -176,17 +216,19 @@ static int pvm_pin(struct pvm_xfer *x, const struct iovec *iov,
 	}
 	own = min(own, hi - cur);
 	bitmap_clear(want, cur - base, own);
-
-	if (x->nowait) {
-		if (!mmap_read_trylock(x->mm))
-			return -EFAULT;
-	} else if (mmap_read_lock_killable(x->mm)) {
-		return -EINTR;
-	}
 	memset(x->pages, 0, (hi - lo) * sizeof(*x->pages));
-	got = pin_user_pages_remote(x->mm, addr & PAGE_MASK, own, x->gup_flags,
-				    x->pages + (cur - lo), &locked);
-	/* The other pages: only where the current element's all are pinned */
+	x->first = lo;
+
+	got = pvm_lock(x);
+	if (got)
+		return got;
+	got = pvm_pin_run(x, cur - lo, own, &locked);
+	/*
+	 * The later elements' pages, if this element's all are pinned and
+	 * the lock is still held: only those present, a run at a time.  A
+	 * page left out stays NULL and is faulted in when the copy reaches
+	 * it (pvm_fill()); a run pinned in part leaves the rest NULL.
+	 */
 	if (got == own && locked && more) {
 		for_each_set_bitrange(s, e, want, 2 * PVM_SPAN_PAGES) {
 			if (base + s < lo || base + e > hi)
@@ -198,16 +240,39 @@ static int pvm_pin(struct pvm_xfer *x, const struct iovec *iov,
 	}
 	if (locked)
 		mmap_read_unlock(x->mm);
-	/*
-	 * Only running out of memory and a fatal signal are told as such:
-	 * anything else, "would block" under PROCESS_VM_NOWAIT included, is
-	 * a bad address, as the man page has it.
-	 */
-	if (got <= 0)
-		return got == -ENOMEM || got == -EINTR ? got : -EFAULT;
-	x->first = lo;
+	if (got < 0)
+		return got;
 	x->span = hi - lo;
 	return 0;
+}
+
+/**
+ * pvm_fill() - pin the pages of an element that the window left out
+ * @x: the transfer
+ * @i: index in the window of the page to copy next, whose entry is NULL
+ * @need: pages the element still needs from @i on
+ *
+ * A later element's page that was not present when the window was pinned
+ * is faulted in when the copy reaches it, with the run of missing pages
+ * that follows it in the element, and the window is kept.
+ *
+ * Return: 0 with page @i pinned, or a negative errno.
+ */
+static int pvm_fill(struct pvm_xfer *x, unsigned long i, unsigned long need)
+{
+	unsigned long nr = 1;
+	int locked = 1, err;
+	long got;
+
+	while (nr < need && i + nr < x->span && !x->pages[i + nr])
+		nr++;
+	err = pvm_lock(x);
+	if (err)
+		return err;
+	got = pvm_pin_run(x, i, nr, &locked);
+	if (locked)
+		mmap_read_unlock(x->mm);
+	return got < 0 ? got : 0;
 }
 
 /**
@@ -234,13 +299,16 @@ static ssize_t pvm_transfer(struct pvm_xfer *x, const struct iovec *riov,
 			unsigned long i = (addr >> PAGE_SHIFT) - x->first;
 			struct page *page;
 
-			if (i >= x->span || !x->pages[i]) {
+			if (i >= x->span) {
 				pvm_release(x);
 				err = pvm_pin(x, iov, end, addr, len);
-				if (err)
-					goto out;
 				i = (addr >> PAGE_SHIFT) - x->first;
+			} else if (!x->pages[i]) {
+				err = pvm_fill(x, i, DIV_ROUND_UP(offset_in_page(addr) +
+								  len, PAGE_SIZE));
 			}
+			if (err)
+				goto out;
 			page = x->pages[i];
 			chunk = min(len, PAGE_SIZE - offset_in_page(addr));
 			if (x->write) {
@@ -258,7 +326,7 @@ static ssize_t pvm_transfer(struct pvm_xfer *x, const struct iovec *riov,
 			}
 			addr += done;
 			len -= done;
-			/* Copies from one window need no pin that would check */
+			/* Copies served from the window make no GUP call to check */
 			unchecked += done;
 			if (unchecked >= PVM_CHECK_BYTES) {
 				unchecked = 0;
@@ -302,7 +370,7 @@ static struct mm_struct *pvm_target_mm(pid_t pid, unsigned long flags)
 
 	mm = mm_access(task, PTRACE_MODE_ATTACH_REALCREDS);
 	put_task_struct(task);
-	if (IS_ERR(mm) && PTR_ERR(mm) == -EACCES)
+	if (mm == ERR_PTR(-EACCES))
 		return ERR_PTR(-EPERM);
 	return mm;
 }

@@ -66,19 +66,8 @@ put() {
 
 grep -q 'SYSCALL_DEFINE6(process_vm_readv,' "$ROOT/mm/process_vm_access.c" ||
 	die "ab-tree: mm/process_vm_access.c has no process_vm_readv definition"
-# Without our GUP change ours pins every page under the mmap lock, and a
-# window's later pages with a call per run: pin_user_page_remote_present()
-# and pin_user_pages_remote_set() (mm/internal.h.patch) are part of it,
-# and vm/ab-nogup.h stands in for them.
-nogup='s|^#include "internal.h"$|#include "process_vm_nogup.h"|'
-if [ $gup = 1 ]; then
-	nogup=
-else
-	put mm/process_vm_nogup.h <"$ROOT/vm/ab-nogup.h"
-fi
 sed -e 's/SYSCALL_DEFINE6(process_vm_readv,/SYSCALL_DEFINE6(pvm_ours_readv,/' \
     -e 's/SYSCALL_DEFINE6(process_vm_writev,/SYSCALL_DEFINE6(pvm_ours_writev,/' \
-    ${nogup:+-e "$nogup"} \
 	"$ROOT/mm/process_vm_access.c" | put mm/process_vm_ours.c
 put include/uapi/linux/process_vm.h <"$ROOT/include/uapi/linux/process_vm.h"
 { git -C "$BASE" show stock:mm/Makefile |
@@ -103,10 +92,6 @@ if [ $gup = 1 ]; then
 	patch -s -p2 -d "$tmp" <"$ROOT/mm/gup.c.patch" >&2 ||
 		die "ab-tree: mm/gup.c.patch does not apply to stock mm/gup.c"
 	put mm/gup.c <"$tmp/gup.c"
-	git -C "$BASE" show stock:mm/internal.h >"$tmp/internal.h"
-	patch -s -p2 -d "$tmp" <"$ROOT/mm/internal.h.patch" >&2 ||
-		die "ab-tree: mm/internal.h.patch does not apply to stock mm/internal.h"
-	put mm/internal.h <"$tmp/internal.h"
 	rm -rf "$tmp"
 fi
 if [ $split = 1 ]; then

@@ -478,9 +478,9 @@ st_uml_selftests() {
 }
 
 # The same on UML built with lockdep and DEBUG_VM (vm/uml-debug.fragment):
-# the one place where the locked lone path (pin_user_page_remote_mapped(),
-# folio_walk_start() under the mmap lock) runs under the lock and VM
-# checks; vm/run fails on any warning, BUG or lockdep report.
+# a kernel without per-VMA locks or GUP-fast, so every pin goes through
+# GUP's slow path under the mmap lock, with the lock and VM checks; vm/run
+# fails on any warning, BUG or lockdep report.
 st_uml_debug_selftests() {
 	"$ROOT/vm/build.sh" uml-debug || return 1
 	"$ROOT/vm/run" --uml --kernel debug --timeout 1800 --add "$B/add/selftests" -- /cma/run-tests x86_64

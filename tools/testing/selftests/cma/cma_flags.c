@@ -15,7 +15,6 @@
 #include <linux/sched.h>
 #include <linux/userfaultfd.h>
 #include <sys/ioctl.h>
-#include <sys/utsname.h>
 
 #ifndef __NR_clone3
 #define __NR_clone3	CMA_NR_COMMON(435)
@@ -972,119 +971,6 @@ TEST_F_TIMEOUT(flags, mmap_lock_contended_waits, 180)
 		cma_xfer_reset_keep(&self->t, w, want);
 	}
 	munmap(r, sizeof(*r));
-}
-
-/*
- * Whether the kernel has per-VMA locks (CONFIG_PER_VMA_LOCK): the 64-bit
- * architectures that select ARCH_SUPPORTS_PER_VMA_LOCK, as uname() gives
- * the kernel's (a 32-bit caller on a 64-bit kernel included).
- */
-static bool per_vma_locks(void)
-{
-	static const char * const machines[] = { "x86_64", "aarch64", "s390x", "riscv64" };
-	struct utsname u;
-	size_t i;
-
-	if (uname(&u))
-		return false;
-	for (i = 0; i < ARRAY_SIZE(machines); i++)
-		if (!strcmp(u.machine, machines[i]))
-			return true;
-	return false;
-}
-
-/*
- * Why a kernel cannot be expected to pin a lone page without the mmap lock
- * (this implementation's pin under the VMA lock), or NULL if it can: the
- * flags are this implementation's mark, and UML and the architectures
- * without per-VMA locks take the mmap lock.
- */
-static const char *no_unlocked_pin(bool nowait_ok)
-{
-	if (!nowait_ok)
-		return NO_NOWAIT;
-	if (cma_on_uml())
-		return LOCK_NO_UML;
-	if (!per_vma_locks())
-		return "no per-VMA locks known on this architecture";
-	return NULL;
-}
-
-/*
- * The transfer set up in @t, readv and writev, with and without
- * PROCESS_VM_NOWAIT, each while a writer waits for the target's mmap lock:
- * none may wait, and each moves all @want bytes.
- */
-static void rounds_without_waiting(struct __test_metadata *_metadata, struct cma_target *t,
-				   size_t want)
-{
-	static const unsigned long how[] = { 0, PROCESS_VM_NOWAIT };
-	struct timed_call *r;
-	bool waited;
-	int w, f;
-
-	r = mmap(NULL, sizeof(*r), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	ASSERT_TRUE(r != MAP_FAILED);
-	for (f = 0; f < 2; f++) {
-		for (w = 0; w < 2; w++) {
-			contended_rounds(_metadata, t, w, how[f], 1, r, &waited);
-			ASSERT_FALSE(waited) TH_LOG("%s (flags %lu) waited for the mmap lock",
-						    w ? "writev" : "readv", how[f]);
-			ASSERT_EQ((long)want, r->ret) TH_LOG("%s (flags %lu): %s",
-							     w ? "writev" : "readv", how[f],
-							     strerror(r->err));
-			EXPECT_EQ(-1, r->bad) TH_LOG("local byte %ld wrong", r->bad);
-			EXPECT_EQ(0, cma_call3(t, cma_t_check, w, want, want));
-			cma_xfer_reset_keep(t, w, want);
-		}
-	}
-	munmap(r, sizeof(*r));
-}
-
-/*
- * A call whose remote side is one page, mapped already, pins that page
- * under its VMA's read lock instead of the mmap lock: with a writer
- * waiting for the mmap lock, the call neither waits nor, with
- * PROCESS_VM_NOWAIT, fails.  (The usual layout's elements cross a page
- * boundary and wait, as above.)
- */
-TEST_F_TIMEOUT(flags, lone_present_page_skips_mmap_lock, 180)
-{
-	size_t want = 300;
-	const char *why;
-
-	/* This implementation's behaviour; it has the flag, mainline waits. */
-	why = no_unlocked_pin(self->nowait_ok);
-	if (why)
-		SKIP(return, "%s", why);
-	ASSERT_EQ(0, cma_xfer_setup(&self->t, self->page, 4 * self->page, CMA_ANON));
-	cma_riov(&self->t.mb->x, self->page + 100, want);
-	cma_liov(&self->t.mb->x, 10, want);
-	rounds_without_waiting(_metadata, &self->t, want);
-}
-
-/*
- * Elements that lie apart, one every two pages: windows join them under one
- * hold of the mmap lock while it is free, but with a writer waiting for it
- * each element gets a window of its own page instead, pinned under its
- * VMA's read lock.  So such a vector neither waits nor, with
- * PROCESS_VM_NOWAIT, fails.  The layout holds a run of elements long
- * enough for every window rule to act: the look-ahead and the miss cutoff.
- */
-TEST_F_TIMEOUT(flags, strided_elements_skip_mmap_lock, 180)
-{
-	const size_t nr = 48, len = 64;
-	size_t want = nr * len, i;
-	const char *why;
-
-	why = no_unlocked_pin(self->nowait_ok);
-	if (why)
-		SKIP(return, "%s", why);
-	ASSERT_EQ(0, cma_xfer_setup(&self->t, want, 2 * nr * self->page, CMA_ANON));
-	for (i = 0; i < nr; i++)
-		cma_riov(&self->t.mb->x, 2 * i * self->page + 8 * i, len);
-	cma_liov(&self->t.mb->x, 0, want);
-	rounds_without_waiting(_metadata, &self->t, want);
 }
 
 TEST_HARNESS_MAIN
