@@ -376,13 +376,12 @@ enum thp_how {
 /*
  * A transfer across the two huge pages of x.rreg, @kind CMA_THP or
  * CMA_FILE_THP, which huge pages must back before and after: a copy that
- * runs through a large folio (the folio-span path) is what THP_SPAN tests.
+ * runs through a large folio is what THP_SPAN tests.
  * THP_LONE, one element of 200 bytes inside the second huge page: a call
  * that pins one subpage where a PMD maps the huge page.  THP_STRIDED, 64
  * elements, two a page at a stride of two pages from 32 pages before the
- * second huge page: a window whose page set (pin_user_pages_remote_set())
- * takes one subpage of a PMD-mapped folio a run, and must pin none of the
- * subpages between (the pin counters balance either way; a run that took
+ * second huge page: a window whose runs each take one subpage of a
+ * PMD-mapped folio, and must pin none of the subpages between (the pin counters balance either way; a run that took
  * them would still copy right).
  */
 static void thp_case(struct __test_metadata *_metadata, struct cma_target *t, bool write,

@@ -81,12 +81,10 @@ TEST_F(partial, scattered_unmapped_past_cutoff)
 /*
  * Elements at a stride of two pages, @per_page of them in each page they
  * use: the page that element @bad starts is unmapped, and the elements
- * before it move.  Every pin taken is released.  One element a page, each
- * is pinned in a window of its own page (a window that joined them would
- * serve one element a run), so a failed pin of a lone page must leave no
- * window behind; two a page, the elements share windows whose pages are
- * pinned in one call (pin_user_pages_remote_set()), which stops at the
- * hole and must report the pages it pinned before it.
+ * before it move.  Every pin taken is released.  The elements share
+ * windows, one pin call a page; the hole is left out of the window it
+ * falls in, and the copy must stop there with the pages pinned before it
+ * released.
  */
 static void strided_unmapped(struct __test_metadata *_metadata, struct cma_target *t,
 			     bool write, size_t bad, size_t per_page)
