@@ -25,7 +25,9 @@ allow=$ROOT/vm/skips/$env
 [ -f "$allow" ] || { echo "tapcheck: no skip list $allow"; exit 1; }
 [ -f "$log" ] || { echo "tapcheck: no log $log"; exit 1; }
 
-progs=$(sed -n 's/^TEST_GEN_PROGS[[:space:]]*:=//p' "$src/Makefile")
+# The programs as the Makefile lists them (it finds them by wildcard).
+progs=$(make -s --no-print-directory -C "$src" \
+	--eval 'cma-print-progs: ; @echo $(notdir $(TEST_GEN_PROGS))' cma-print-progs)
 [ -n "$progs" ] || { echo "tapcheck: no TEST_GEN_PROGS in $src/Makefile"; exit 1; }
 
 # The case names a source defines: fixture[.variant].test, as the harness
