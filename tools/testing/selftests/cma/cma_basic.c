@@ -381,8 +381,9 @@ enum thp_how {
  * that pins one subpage where a PMD maps the huge page.  THP_STRIDED, 64
  * elements, two a page at a stride of two pages from 32 pages before the
  * second huge page: a window whose runs each take one subpage of a
- * PMD-mapped folio, and must pin none of the subpages between (the pin counters balance either way; a run that took
- * them would still copy right).
+ * PMD-mapped folio, and must pin none of the subpages between (the pin
+ * counters balance either way; a run that took them would still copy
+ * right).
  */
 static void thp_case(struct __test_metadata *_metadata, struct cma_target *t, bool write,
 		     enum cma_kind kind, const char *field, enum thp_how how)
