@@ -98,15 +98,21 @@ grep -q 'process_vm_access\.o process_vm_ours\.o$' "$src/mm/Makefile" ||
 grep -q 'SYSCALL_DEFINE6(pvm_ours_readv,' "$src/mm/process_vm_ours.c" ||
 	die "ab-tree: renaming the syscalls failed"
 if [ $gup = 1 ]; then
+	need_cmd patch
 	tmp=$(mktemp -d)
 	git -C "$BASE" show stock:mm/gup.c >"$tmp/gup.c"
 	patch -s -p2 -d "$tmp" <"$ROOT/mm/gup.c.patch" >&2 ||
 		die "ab-tree: mm/gup.c.patch does not apply to stock mm/gup.c"
 	put mm/gup.c <"$tmp/gup.c"
-	git -C "$BASE" show stock:mm/internal.h >"$tmp/internal.h"
-	patch -s -p2 -d "$tmp" <"$ROOT/mm/internal.h.patch" >&2 ||
-		die "ab-tree: mm/internal.h.patch does not apply to stock mm/internal.h"
-	put mm/internal.h <"$tmp/internal.h"
+	# The series may leave mm/internal.h as stock has it (no .patch).
+	if [ -f "$ROOT/mm/internal.h.patch" ]; then
+		git -C "$BASE" show stock:mm/internal.h >"$tmp/internal.h"
+		patch -s -p2 -d "$tmp" <"$ROOT/mm/internal.h.patch" >&2 ||
+			die "ab-tree: mm/internal.h.patch does not apply to stock mm/internal.h"
+		put mm/internal.h <"$tmp/internal.h"
+	else
+		git -C "$BASE" show stock:mm/internal.h | put mm/internal.h
+	fi
 	rm -rf "$tmp"
 fi
 if [ $split = 1 ]; then
