@@ -74,7 +74,7 @@ need() {
 # The programs the scripts run, with their Debian packages: vm/tools.list
 # ("COMMAND PACKAGE"); vm/deps.sh installs them, vm/tools-check.sh checks
 # that the list names every command the scripts call.
-TOOLS_LIST=$ROOT/vm/tools.list
+TOOLS_LIST=${TOOLS_LIST:-$ROOT/vm/tools.list}
 # tool_pkg COMMAND: its package in vm/tools.list (empty if not listed);
 # plain bash, so that it works whatever PATH lacks.
 tool_pkg() {
