@@ -50,12 +50,10 @@ if [ "${1:-}" = --self-test ]; then
 	mkdir "$t/bin"
 	IFS=: read -r -a dirs <<<"$PATH"
 	for d in "${dirs[@]}"; do
-		for f in "$d"/*; do
-			n=${f##*/}
-			[ -x "$f" ] && [ ! -d "$f" ] && [ "$n" != patch ] && [ ! -e "$t/bin/$n" ] &&
-				ln -s "$f" "$t/bin/$n"
-		done
+		# The first of a name on PATH wins (-n), as for the shell.
+		[ -d "$d" ] && cp -s -n "$d"/* "$t/bin/" 2>/dev/null || true
 	done
+	rm -f "$t/bin/patch"
 	expect_fail patch "patch hidden from PATH" env PATH="$t/bin" "$0"
 	# patch left out of the list, as vm/deps.sh left it out before.
 	grep -v '^patch ' "$TOOLS_LIST" >"$t/tools.list"
@@ -77,9 +75,23 @@ while IFS= read -r f; do
 	*) head -n 1 "$f" | grep -qE '^#!.*[/ ](ba)?sh( |$)' && files+=("$f") ;;
 	esac
 done < <(git ls-files -- vm bench clients man demo .ci Makefile tools/testing/selftests/cma)
-# shellcheck disable=SC2206 # file names, split
-files+=(${TOOLS_EXTRA:-})
-scan=$(python3 "$ROOT/vm/tools-scan.py" "${files[@]}") || die "tools: vm/tools-scan.py failed"
+# The scan is kept per content of the scripts and the scanner.
+key=$( (printf '%s\n' "${files[@]}"; cat "${files[@]}" "$ROOT/vm/tools-scan.py") | sha1sum | cut -c1-16)
+if [ -s "$B/tools-scan/$key" ]; then
+	scan=$(cat "$B/tools-scan/$key")
+else
+	scan=$(python3 "$ROOT/vm/tools-scan.py" "${files[@]}") || die "tools: vm/tools-scan.py failed"
+	mkdir -p "$B/tools-scan"
+	rm -f "$B/tools-scan"/*
+	echo "$scan" >"$B/tools-scan/$key"
+fi
+if [ -n "${TOOLS_EXTRA:-}" ]; then
+	# shellcheck disable=SC2086 # file names, split
+	scan="$scan
+$(python3 "$ROOT/vm/tools-scan.py" $TOOLS_EXTRA)" || die "tools: vm/tools-scan.py failed"
+	# shellcheck disable=SC2206
+	files+=($TOOLS_EXTRA)
+fi
 
 # Shell builtins and keywords, and the scripts' own functions, are no programs.
 declare -A skip
