@@ -160,9 +160,7 @@ fi
 
 T_ALL=$(date +%s)
 need debootstrap git
-for c in unshare chroot mount; do
-	command -v $c >/dev/null || die "check-fresh: $c not found"
-done
+need_cmd unshare chroot mount timeout
 [ "$(id -u)" = 0 ] || die "check-fresh: run as root (debootstrap, chroot and mounts)"
 
 # The host's enabled apt sources of type deb, one "URI SUITE COMPONENT..."
