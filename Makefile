@@ -69,9 +69,9 @@ check-debug: deps series-apply
 	@vm/check-debug.sh
 
 # GUP's and COW's mm selftests on our kernel and stock 6.12, the full
-# gup_test matrix (make check runs a shorter one: vm/gup-tests.sh --quick).
+# gup_test matrix (make check runs a shorter one: GUP_ARGS=--quick).
 check-gup: deps series-apply
-	@vm/gup-tests.sh
+	@vm/gup-tests.sh $(GUP_ARGS)
 
 check-uml: deps
 	@STAGES="base series-am selftests-build uml-selftests uml-debug-selftests" vm/check.sh
@@ -103,8 +103,9 @@ bench-ab-uml: deps
 	@vm/bench-ab.sh --uml
 
 # Guest instructions per call, ours against mainline (gdb single-steps).
+# ICOUNT_SIZES=4K: one size (vm/icount.sh SIZES).
 icount: deps
-	@vm/icount.sh
+	@vm/icount.sh $(ICOUNT_SIZES)
 
 # Where the A/B kernel's time goes under UML: host perf on the UML process.
 uml-profile: deps

@@ -87,11 +87,15 @@ grep -q 'process_vm_access\.o process_vm_ours\.o$' "$src/mm/Makefile" ||
 grep -q 'SYSCALL_DEFINE6(pvm_ours_readv,' "$src/mm/process_vm_ours.c" ||
 	die "ab-tree: renaming the syscalls failed"
 if [ $gup = 1 ]; then
+	need_cmd patch
 	tmp=$(mktemp -d)
 	git -C "$BASE" show stock:mm/gup.c >"$tmp/gup.c"
 	patch -s -p2 -d "$tmp" <"$ROOT/mm/gup.c.patch" >&2 ||
 		die "ab-tree: mm/gup.c.patch does not apply to stock mm/gup.c"
 	put mm/gup.c <"$tmp/gup.c"
+	# A tree an earlier series left its mm/internal.h change in gets
+	# stock's back (the series no longer changes it).
+	git -C "$BASE" show stock:mm/internal.h | put mm/internal.h
 	rm -rf "$tmp"
 fi
 if [ $split = 1 ]; then

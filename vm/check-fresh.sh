@@ -24,7 +24,14 @@
 # live in a private mount namespace (unshare): they never show on the
 # host, and vanish when the run ends, however it ends.
 #   FRESH_CMDS="run check"   the make targets to run (default both); e.g.
-#                            FRESH_CMDS=clients-check for make clients' pass/fail part
+#                            FRESH_CMDS=clients-check for make clients' pass/fail part;
+#                            "targets" stands for every documented target with
+#                            its smallest arguments (TARGETS below), one after
+#                            the other in the same root
+#   FRESH_TARGETS="a b"      run only these labels of TARGETS
+#   FRESH_TIMEOUT=S          the limit of one command (default 5400 s)
+# Each command's log: $B/fresh/make-LABEL.log; "LABEL SECONDS EXIT" lines
+# in $B/fresh/times.txt.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -36,6 +43,53 @@ root=$F/root
 inside_ccache=/root/.cache/cma-ccache
 apt_cache=/var/cache/apt/archives
 
+# FRESH_CMDS=targets: every make target the README documents, with the
+# smallest arguments that still run all of it (one cell, one boot, one
+# trace, no hpcc table), in an order that builds each kernel once: "LABEL
+# COMMAND" (bash, run in /root/project).  Not here: run and check (the
+# default FRESH_CMDS; CI runs them), check-fresh (this script), clients
+# and clients-hpcc (hpcc: 25 to 35 minutes per kernel; clients-check is
+# their pass/fail part), clean.
+TARGETS=$(cat <<'LIST'
+help          make help
+deps          make deps
+series        make series
+series-check  make series-check
+bench         BENCH_ARGS=--quick make bench
+bench-ab      BOOTS=1 AB_ARGS='-s 4K -P 4k -G -n 5 -t 10' AA_ARGS='-b 310,311 -s 4K -P 4k -G -n 5 -t 10' make bench-ab
+bench-ab-uml  BOOTS=1 AB_ARGS='-s 4K -P 4k -G -n 5 -t 10' AA_ARGS='-b 310,311 -s 4K -P 4k -G -n 5 -t 10' make bench-ab-uml
+uml-profile   make uml-profile
+icount        ICOUNT_SIZES=4K ICOUNT_SHAPES= ICOUNT_SIDES=B make icount
+kernel        make kernel
+selftests     make selftests
+demo          make demo
+vm-shell      while sleep 20; do printf 'echo VM-SHELL-$((6*7))\nreboot -f\n'; done | timeout 1200 make vm-shell >/tmp/vm-shell.out 2>&1; rc=$?; cat /tmp/vm-shell.out; [ $rc = 0 ] && grep -q VM-SHELL-42 /tmp/vm-shell.out
+kernel-stock  make kernel-stock
+bench-vm      ROUNDS=1 BENCH_VM_ARGS='-t cma-read,memcpy -p sweep -s 4K,64K -P 4k -r 5 --target-ms 10' make bench-vm
+bench-uml     ROUNDS=1 BENCH_VM_ARGS='-t cma-read,memcpy -p sweep -s 4K,64K -P 4k -r 5 --target-ms 10' make bench-uml
+clients-check make clients-check
+check-gup     GUP_ARGS=--quick make check-gup
+check-uml     make check-uml
+check-debug   DEBUG_SECONDS=1 DEBUG_ITERATIONS=200 DEBUG_ABIS=x86_64 DEBUG_SMP=1 DEBUG_MEM=1G DEBUG_SKIP=size_64m,writeback,read_page_cache_miss,writeback_while_pinned,page_cache_miss make check-debug
+LIST
+)
+
+# fresh_entries: "LABEL<TAB>COMMAND" for each command FRESH_CMDS asks for.
+fresh_entries() {
+	local c label cmd
+	for c in ${FRESH_CMDS:-run check}; do
+		if [ "$c" = targets ]; then
+			while read -r label cmd; do
+				[ -n "$label" ] || continue
+				[ -z "${FRESH_TARGETS:-}" ] || [[ " $FRESH_TARGETS " == *" $label "* ]] || continue
+				printf '%s\t%s\n' "$label" "$cmd"
+			done <<<"$TARGETS"
+		else
+			printf '%s\tmake %s\n' "$c" "$c"
+		fi
+	done
+}
+
 # mounts_under DIR: the host's mount points at or below DIR.
 mounts_under() {
 	awk -v d="$1" '$5 == d || index($5, d "/") == 1 { print $5 }' /proc/self/mountinfo
@@ -44,13 +98,18 @@ mounts_under() {
 # Second half, in a private mount namespace (see the end of this file):
 # mount, chroot, run the commands.
 if [ "${1:-}" = --inside ]; then
-	# shellcheck disable=SC2317 # called by the trap
-	cleanup() {
+	# kill_root: whatever still runs in the root (a VM, a build) is ours.
+	kill_root() {
 		local p
-		# Whatever still runs in the root (a VM, a build) is ours.
 		for p in /proc/[0-9]*; do
 			[ "$(readlink "$p/root" 2>/dev/null)" = "$root" ] && kill -9 "${p#/proc/}" 2>/dev/null
 		done
+		return 0
+	}
+	# shellcheck disable=SC2317 # called by the trap
+	cleanup() {
+		local p
+		kill_root
 		for p in $(mounts_under "$root" | sort -r); do
 			umount -l "$p" 2>/dev/null || true
 		done
@@ -71,33 +130,37 @@ if [ "${1:-}" = --inside ]; then
 	# its results on LANG and LC_*, so without it nothing would hit.
 	while IFS= read -r v; do env+=("$v"); done < <(env | grep -E '^(LANG|LANGUAGE|LC_[A-Z]+)=' || true)
 	fails=0
-	for cmd in ${FRESH_CMDS:-run check}; do
+	: >"$F/times.txt"
+	while IFS=$'\t' read -r label cmd <&3; do
 		t0=$(date +%s)
 		rc=0
 		# In the background, so that a signal ends the wait at once.
-		chroot "$root" /usr/bin/env -i "${env[@]}" /bin/bash -c "cd /root/project && make $cmd" \
-			</dev/null >"$F/make-$cmd.log" 2>&1 &
+		timeout -k 30 "${FRESH_TIMEOUT:-5400}" \
+			chroot "$root" /usr/bin/env -i "${env[@]}" /bin/bash -c "cd /root/project && $cmd" \
+			</dev/null >"$F/make-$label.log" 2>&1 &
 		wait $! || rc=$?
+		kill_root
 		t=$(($(date +%s) - t0))
+		echo "$label $t $rc" >>"$F/times.txt"
 		if [ $rc -eq 0 ]; then
-			printf 'PASS fresh root: make %-6s %5ss  (%dm%02ds)\n' "$cmd" $t $((t / 60)) $((t % 60))
+			printf 'PASS fresh root: make %-13s %5ss  (%dm%02ds)\n' "$label" $t $((t / 60)) $((t % 60))
 		else
 			fails=$((fails + 1))
-			printf 'FAIL fresh root: make %-6s %5ss  exit %d (log: %s)\n' "$cmd" $t $rc "$F/make-$cmd.log"
-			tail -n 25 "$F/make-$cmd.log" | sed 's/^/     /'
+			[ $rc -ne 124 ] || label="$label (timed out)"
+			printf 'FAIL fresh root: make %-13s %5ss  exit %d (log: %s)\n' "$label" $t $rc "$F/make-${label%% *}.log"
+			tail -n 25 "$F/make-${label%% *}.log" | sed 's/^/     /'
 		fi
-		case $cmd in
-		run) grep -E '^demo:' "$F/make-$cmd.log" | sed 's/^/     /' || true ;;
-		check | clients*) grep -E '^[0-9]+ passed, [0-9]+ failed' "$F/make-$cmd.log" | sed 's/^/     /' || true ;;
+		case $label in
+		run) grep -E '^demo:' "$F/make-$label.log" | sed 's/^/     /' || true ;;
+		check | clients*) grep -E '^[0-9]+ passed, [0-9]+ failed' "$F/make-$label.log" | sed 's/^/     /' || true ;;
 		esac
-	done
+	done 3< <(fresh_entries)
 	exit $fails
 fi
 
+T_ALL=$(date +%s)
 need debootstrap git
-for c in unshare chroot mount; do
-	command -v $c >/dev/null || die "check-fresh: $c not found"
-done
+need_cmd unshare chroot mount timeout
 [ "$(id -u)" = 0 ] || die "check-fresh: run as root (debootstrap, chroot and mounts)"
 
 # The host's enabled apt sources of type deb, one "URI SUITE COMPONENT..."
@@ -181,7 +244,9 @@ trap 'kill -TERM "$inner" 2>/dev/null; wait "$inner"; die "check-fresh: interrup
 wait "$inner" || rc=$?
 trap - INT TERM
 [ -z "$(mounts_under "$root")" ] || die "check-fresh: mounts left under $root: $(mounts_under "$root")"
-n=$(echo "${FRESH_CMDS:-run check}" | wc -w)
+n=$(fresh_entries | wc -l)
 [ $rc -le "$n" ] || die "check-fresh: stopped (exit $rc)"
+t=$(($(date +%s) - T_ALL))
+echo "check-fresh: wall time ${t}s ($((t / 60))m$(printf %02d $((t % 60)))s), the root's unpacking included"
 echo "check-fresh: $((n - rc)) passed, $rc failed"
 [ $rc -eq 0 ]

@@ -2,7 +2,7 @@
 # The stages of make check, sourced by vm/check.sh.  Each st_NAME function
 # is one stage: exit status 0 pass, 77 skip, anything else fail.
 
-CHECK_STAGES="base series-sync series-am checkpatch kernel-doc bisect \
+CHECK_STAGES="tools base series-sync series-am checkpatch kernel-doc bisect \
 stock-am stock-checkpatch stock-kernel-doc stock-same-tree stock-bisect kernel w1-sparse \
 cross-i386 cross-arm64 cross-arm64-64k docs man-page selftests-build vm-exit-status vm-add loggate demo vm-selftests \
 vm-fuzz vm-glibc vm-clients vm-gup native-selftests debug-vm"
@@ -13,6 +13,10 @@ EXTRA_STAGES="uml-selftests uml-debug-selftests"
 BG_STAGES="debug-vm"
 BG_AFTER="series-am"
 
+# Every program the scripts run is in vm/tools.list, which vm/deps.sh
+# installs, and the check fails when one is missing (its self-test hides
+# patch, drops it from the list, adds a script calling an unknown tool).
+st_tools() { "$ROOT/vm/tools-check.sh" --self-test; }
 st_base() { "$ROOT/vm/base.sh"; }
 st_series_sync() { "$ROOT/vm/series.sh" check; }
 st_series_am() { "$ROOT/vm/series.sh" apply; }

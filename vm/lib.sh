@@ -71,6 +71,41 @@ need() {
 		>>"$B/apt.log" 2>&1 || die "apt-get install$missing failed (see $B/apt.log)"
 }
 
+# The programs the scripts run, with their Debian packages: vm/tools.list
+# ("COMMAND PACKAGE"); vm/deps.sh installs them, vm/tools-check.sh checks
+# that the list names every command the scripts call.
+TOOLS_LIST=${TOOLS_LIST:-$ROOT/vm/tools.list}
+# tool_pkg COMMAND: its package in vm/tools.list (empty if not listed);
+# plain bash, so that it works whatever PATH lacks.
+tool_pkg() {
+	local c p _
+	while read -r c p _; do
+		[ "$c" = "$1" ] && { echo "$p"; return 0; }
+	done <"$TOOLS_LIST"
+}
+# tool_packages: every package vm/tools.list names.
+tool_packages() { awk '$1 !~ /^#/ && NF >= 2 { print $2 }' "$TOOLS_LIST" | sort -u; }
+# need_cmd COMMAND...: fail, naming the command and its package, unless
+# each is on PATH.
+need_cmd() {
+	local c p
+	for c in "$@"; do
+		command -v "$c" >/dev/null 2>&1 && continue
+		p=$(tool_pkg "$c")
+		die "$c not found: run make deps (vm/deps.sh installs it${p:+: Debian package $p})"
+	done
+}
+# A command that is not found anywhere in these scripts says what to do
+# (bash calls this function, in a subshell, before it returns 127).
+command_not_found_handle() {
+	local p what
+	p=$(tool_pkg "$1")
+	what="it: Debian package $p"
+	[ -n "$p" ] || what="what vm/tools.list names; $1 is not listed there"
+	printf 'FAIL: %s not found: run make deps (vm/deps.sh installs %s)\n' "$1" "$what" >&2
+	return 127
+}
+
 # Worktree $1 of the base repository, detached at commit $2.  Only files that
 # differ are rewritten, so incremental kernel builds stay incremental.
 worktree_at() {
