@@ -187,7 +187,6 @@ static int pvm_pin(struct pvm_xfer *x, const struct iovec *iov,
 	own = addr + len - 1 < addr ? PVM_SPAN_PAGES :
 	      min(((addr + len - 1) >> PAGE_SHIFT) - cur + 1, PVM_SPAN_PAGES);
 	hi = cur + own;
-	bitmap_zero(want, 2 * PVM_SPAN_PAGES);
 	/*
 	 * The later elements whose pages fit in one span with @own's.  The
 	 * span holds @cur, so every page of it is within PVM_SPAN_PAGES of
@@ -204,18 +203,21 @@ static int pvm_pin(struct pvm_xfer *x, const struct iovec *iov,
 		a >>= PAGE_SHIFT;
 		if (max(hi, b) - min(lo, a) > PVM_SPAN_PAGES)
 			break;
+		if (!more)
+			bitmap_zero(want, 2 * PVM_SPAN_PAGES);
+		more = true;
 		lo = min(lo, a);
 		hi = max(hi, b);
 		bitmap_set(want, a - base, b - a);
 		left -= n;
-		more = true;
 	}
 	if (!pvm_grow(x, hi - lo)) {
 		lo = cur;
 		hi = cur + min(own, x->max_pages);
 	}
 	own = min(own, hi - cur);
-	bitmap_clear(want, cur - base, own);
+	if (more)
+		bitmap_clear(want, cur - base, own);
 	memset(x->pages, 0, (hi - lo) * sizeof(*x->pages));
 	x->first = lo;
 
