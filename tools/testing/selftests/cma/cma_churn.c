@@ -95,6 +95,8 @@ static struct ch_shared *sh;
 static struct ch_worker workers[CH_MAX_WORKERS];
 static int nworkers;
 static double deadline;
+/* The run's length: counted from the first target that is ready. */
+static double run_secs;
 
 /* The target in use: its pid and generation, and what each worker is using. */
 static pid_t cur_pid;
@@ -552,6 +554,16 @@ static void ch_run_targets(unsigned long long *s, const char *self, struct ch_st
 		while (!__atomic_load_n(&sh->ready, __ATOMIC_SEQ_CST) && !ch_exited(pid) &&
 		       ch_now() < t + 5)
 			ch_sleep_us(100);
+		/*
+		 * A slow machine (a debug kernel under emulation) may take
+		 * seconds to start the first target: the run's time counts
+		 * from then, so that it always has time to transfer.
+		 */
+		if (st->targets == 1) {
+			double end = ch_now() + run_secs;
+
+			__atomic_store(&deadline, &end, __ATOMIC_SEQ_CST);
+		}
 		__atomic_store_n(&cur_gen, gen, __ATOMIC_SEQ_CST);
 		__atomic_store_n(&cur_pid, pid, __ATOMIC_SEQ_CST);
 		/* A fifth of the targets are killed in the middle of their life. */
@@ -663,7 +675,9 @@ int main(int argc, char **argv)
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 
 	nworkers = readers + writers;
-	deadline = ch_now() + secs;
+	run_secs = secs;
+	/* Until the first target is ready (ch_run_targets() sets it again). */
+	deadline = ch_now() + secs + 5;
 	for (i = 0; i < nworkers; i++) {
 		workers[i].id = i;
 		workers[i].write = i >= readers;
