@@ -7,6 +7,8 @@
 # User-Mode Linux kernel from tinyconfig plus vm/uml.fragment.
 #   patched      the series applied to the base ($B/tree), into $B/obj-patched
 #   debug        the same tree with the debug fragment, into $B/obj-debug
+#   debug-rt     the debug kernel made PREEMPT_RT (vm/debug-rt.fragment after
+#                vm/debug.fragment; no THP), into $B/obj-debug-rt
 #   stock        the unmodified Debian source ($B/stock), into $B/obj-stock
 #   uml-patched  $B/tree as ARCH=um, into $B/obj-uml-patched
 #   uml-debug    the same with lockdep and DEBUG_VM (vm/uml-debug.fragment)
@@ -40,6 +42,7 @@ patched) src=$B/tree; frags="$frags $ROOT/vm/hostfs.fragment" ;;
 uml-patched) src=$B/tree ;;
 uml-debug) src=$B/tree; frags="$frags $ROOT/vm/uml-debug.fragment" ;;
 debug)   src=$B/tree; frags="$frags $ROOT/vm/debug.fragment" ;;
+debug-rt) src=$B/tree; frags="$frags $ROOT/vm/debug.fragment $ROOT/vm/debug-rt.fragment" ;;
 stock|uml-stock) src=$B/stock
 	 [ "$kind" = stock ] && frags="$frags $ROOT/vm/hostfs.fragment"
 	 "$ROOT/vm/base.sh"
@@ -47,7 +50,7 @@ stock|uml-stock) src=$B/stock
 ab|uml-ab) src=$("$ROOT/vm/ab-tree.sh") ;;
 ab-gup)	src=$("$ROOT/vm/ab-tree.sh" --gup) ;;
 ab-split|uml-ab-split) src=$("$ROOT/vm/ab-tree.sh" --split) ;;
-*) die "vm/build.sh: unknown kernel kind '$kind' (patched, debug, stock, ab, ab-gup, ab-split, uml-patched, uml-debug, uml-stock, uml-ab, uml-ab-split)" ;;
+*) die "vm/build.sh: unknown kernel kind '$kind' (patched, debug, debug-rt, stock, ab, ab-gup, ab-split, uml-patched, uml-debug, uml-stock, uml-ab, uml-ab-split)" ;;
 esac
 obj=$B/obj-$kind
 if [ "$kind" = ab-gup ]; then
@@ -89,19 +92,20 @@ if [ "$(cat "$obj/.cma-config" 2>/dev/null)" != "$key" ] || [ ! -f "$obj/.config
 	(cd "$obj" && "$src/scripts/kconfig/merge_config.sh" -m -O "$obj" "$obj/.config" $frags) \
 		>>"$obj/config.log" 2>&1 || die "build $kind: merge_config failed (see $obj/config.log)"
 	"${KMAKE[@]}" olddefconfig >>"$obj/config.log" 2>&1 || die "build $kind: olddefconfig failed"
-	# Every option the fragments ask for must have stuck.
+	# Every option the fragments ask for must have stuck.  As in
+	# merge_config.sh, the last fragment to name an option decides
+	# (vm/debug-rt.fragment turns off vm/config.fragment's THP).
 	missing=
-	for f in $frags; do
-		while IFS= read -r line; do
-			case $line in CONFIG_*=*) ;; *) continue ;; esac
-			v=${line#*=}
-			if [ "$v" = n ]; then
-				grep -q "^${line%%=*}=" "$obj/.config" && missing="$missing ${line%%=*}(not n)"
-			else
-				grep -qx "$line" "$obj/.config" || missing="$missing $line"
-			fi
-		done <"$f"
-	done
+	# shellcheck disable=SC2086
+	while IFS= read -r line; do
+		v=${line#*=}
+		if [ "$v" = n ]; then
+			grep -q "^${line%%=*}=" "$obj/.config" && missing="$missing ${line%%=*}(not n)"
+		else
+			grep -qx "$line" "$obj/.config" || missing="$missing $line"
+		fi
+	done < <(cat $frags | awk -F= '/^CONFIG_[A-Za-z0-9_]+=/ { if (!($1 in v)) o[++n] = $1; v[$1] = $0 }
+		END { for (i = 1; i <= n; i++) print v[o[i]] }')
 	[ -z "$missing" ] || die "build $kind: options did not take:$missing"
 	echo "$key" >"$obj/.cma-config"
 fi

@@ -334,7 +334,9 @@ st_loggate() {
 	for rep in "WARNING: CPU: 0 PID: 1 at mm/gup.c:100 foo+0x1/0x2" "BUG: KASAN: slab-out-of-bounds in bar" \
 		   "Oops: general protection fault" "WARNING: possible circular locking dependency detected" \
 		   "UBSAN: shift-out-of-bounds in mm/x.c:1:2" "Kernel panic - not syncing: Fatal exception" \
-		   "INFO: lockdep is turned off." "BUG: sleeping function called from invalid context"; do
+		   "INFO: lockdep is turned off." "BUG: sleeping function called from invalid context" \
+		   "BUG: scheduling while atomic: cma_basic/93/0x00000002" "[ BUG: Invalid wait context ]" \
+		   "WARNING: inconsistent lock state"; do
 		printf 'CMA-VM-DMESG-BEGIN\n[    1.0] %s\nCMA-VM-DMESG-END\nCMA-VM-EXIT=0\n' "$rep" >"$d/bad"
 		if "$ROOT/vm/loggate.sh" "$d/bad" 2>/dev/null; then
 			echo "log gate missed: $rep"
@@ -496,24 +498,36 @@ st_uml_debug_selftests() {
 	"$ROOT/vm/run" --uml --kernel debug --timeout 1800 --add "$B/add/selftests" -- /cma/run-tests x86_64
 }
 
-# make check-debug with a short budget: the debug kernel (KASAN, lockdep,
-# KMEMLEAK, fault injection...) with the x86_64 selftests, the fuzzer, the
-# fuzzer under fault injection, the churn and a kmemleak scan; the 64 MiB
+# make check-debug with a short budget, on its PREEMPT_RT kernel (KASAN,
+# lockdep, DEBUG_ATOMIC_SLEEP, KMEMLEAK, fault injection... with RT's
+# sleeping spinlocks and local_locks: the only kernel here that reports a
+# lock taken with interrupts off; no THP) with the x86_64 selftests, the
+# fuzzer, the fuzzer under fault injection, the churn and a kmemleak scan.
+# THP under lockdep and KASAN stays with make check-debug's first phase
+# (the PREEMPT_NONE debug kernel); here the THP cases run in vm-selftests.
+# CHECK_DEBUG_KERNELS="debug debug-rt" runs both kernels (a second cold
+# build: about 8 minutes more).  The 64 MiB
 # selftests, which the normal VM runs for every ABI, are left out (14 s of
 # KASAN under TCG; CHECK_DEBUG_SKIP= keeps them), the phases are 3 s and the
 # VM has one CPU and 1 GiB (make check-debug: 2 CPUs, 3 GiB, 60 s phases).  Runs in the
 # background, beside the other stages (vm/userspace.sh takes a lock while
 # it builds the selftests, so this and selftests-build never race).
 # Also left out: cma_disk's cases, which need a block device; the debug
-# kernel has none (vm/debug.fragment goes onto vm/config.fragment alone,
+# kernels have none (vm/debug.fragment goes onto vm/config.fragment alone,
 # without the PCI, virtio, block layer and ext4 of vm/hostfs.fragment), and
 # giving it one costs a full rebuild of the KASAN kernel for every option.
 # vm-selftests runs them on the patched kernel, for both ABIs.
+# vm/check-debug.sh checks the selftests of each kernel case by case
+# (vm/tapcheck.sh with vm/skips/rt, or vm/skips/vm for debug).
 CHECK_DEBUG_SKIP_DEFAULT=size_64m,writeback,read_page_cache_miss,writeback_while_pinned,page_cache_miss
 st_debug_vm() {
-	"$ROOT/vm/build.sh" debug || return 1
+	local k
+	for k in ${CHECK_DEBUG_KERNELS:-debug-rt}; do
+		"$ROOT/vm/build.sh" "$k" || return 1
+	done
 	"$ROOT/vm/userspace.sh" selftests || return 1
-	DEBUG_BUILT=1 DEBUG_SECONDS=${CHECK_DEBUG_SECONDS:-3} DEBUG_ITERATIONS=${CHECK_DEBUG_ITERATIONS:-3000} \
+	DEBUG_BUILT=1 DEBUG_KERNELS=${CHECK_DEBUG_KERNELS:-debug-rt} \
+		DEBUG_SECONDS=${CHECK_DEBUG_SECONDS:-3} DEBUG_ITERATIONS=${CHECK_DEBUG_ITERATIONS:-3000} \
 		DEBUG_ABIS=x86_64 DEBUG_SKIP=${CHECK_DEBUG_SKIP-$CHECK_DEBUG_SKIP_DEFAULT} DEBUG_MEM=${CHECK_DEBUG_MEM:-1G} \
 		DEBUG_SMP=${CHECK_DEBUG_SMP:-1} "$ROOT/vm/check-debug.sh"
 }

@@ -3,7 +3,10 @@
 #
 # vm/loggate.sh LOG: fail if a VM console log holds a kernel report: a
 # WARNING, BUG, Oops, KASAN, UBSAN, KFENCE, lockdep or kmemleak report, a
-# hung task or a panic.  Only kernel lines are looked at: the dmesg dump
+# hung task or a panic.  A sleep in atomic context is a BUG ("BUG: sleeping
+# function called from invalid context", "BUG: scheduling while atomic",
+# lockdep's "[ BUG: Invalid wait context ]"), as every lockdep report is a
+# BUG or a WARNING line.  Only kernel lines are looked at: the dmesg dump
 # between the markers, console lines that carry a printk timestamp, and
 # console lines that start as a report's first line starts.
 set -euo pipefail
