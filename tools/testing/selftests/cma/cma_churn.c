@@ -532,6 +532,7 @@ static void ch_run_targets(unsigned long long *s, const char *self, struct ch_st
 {
 	unsigned long gen = 0;
 	double t, kill_at;
+	bool first = true;
 	pid_t pid;
 
 	while (ch_now() < deadline) {
@@ -551,18 +552,29 @@ static void ch_run_targets(unsigned long long *s, const char *self, struct ch_st
 			ch_target(ch_rnd(s), self);
 		st->targets++;
 		t = ch_now();
+		/*
+		 * Workers get a target only once it has filled its region: a
+		 * debug kernel under emulation may take many seconds, and a
+		 * target published before then reads as zeros.
+		 */
 		while (!__atomic_load_n(&sh->ready, __ATOMIC_SEQ_CST) && !ch_exited(pid) &&
-		       ch_now() < t + 5)
+		       ch_now() < t + 120)
 			ch_sleep_us(100);
+		if (!__atomic_load_n(&sh->ready, __ATOMIC_SEQ_CST)) {
+			kill(pid, SIGKILL);
+			ch_retire(pid, gen);
+			continue;
+		}
 		/*
 		 * A slow machine (a debug kernel under emulation) may take
 		 * seconds to start the first target: the run's time counts
 		 * from then, so that it always has time to transfer.
 		 */
-		if (st->targets == 1) {
+		if (first) {
 			double end = ch_now() + run_secs;
 
 			__atomic_store(&deadline, &end, __ATOMIC_SEQ_CST);
+			first = false;
 		}
 		__atomic_store_n(&cur_gen, gen, __ATOMIC_SEQ_CST);
 		__atomic_store_n(&cur_pid, pid, __ATOMIC_SEQ_CST);
