@@ -58,12 +58,13 @@
  * @write:	true for process_vm_writev()
  * @nowait:	PROCESS_VM_NOWAIT was given
  * @looks:	later elements the call may still look at
- * @pages:	the window: @pages[i] is page @first + i if bit i of @pinned
- *		is set, else not meaningful
+ * @pages:	the window: @pages[i] is page @first + i, if pinned
  * @max_pages:	capacity of @pages
  * @first:	page number (address >> PAGE_SHIFT) of @pages[0]
  * @span:	number of entries of @pages in use
- * @pinned:	which entries of @pages hold a pinned page
+ * @sparse:	the window holds later elements, and @pinned says which
+ *		entries are pinned; else all @span of them are
+ * @pinned:	when @sparse, a bit for each pinned entry of @pages
  * @stack_pages: the on-stack array that @pages starts as
  */
 struct pvm_xfer {
@@ -77,6 +78,7 @@ struct pvm_xfer {
 	unsigned long max_pages;
 	unsigned long first;
 	unsigned long span;
+	bool sparse;
 	DECLARE_BITMAP(pinned, PVM_SPAN_PAGES);
 	struct page *stack_pages[PVM_STACK_PAGES];
 };
@@ -90,12 +92,17 @@ struct pvm_xfer {
  */
 static void pvm_release(struct pvm_xfer *x)
 {
-	unsigned long i, n = 0;
+	unsigned long i, n = x->span;
 
-	for_each_set_bit(i, x->pinned, x->span)
-		x->pages[n++] = x->pages[i];
-	unpin_user_pages_dirty_lock(x->pages, n, x->write);
-	bitmap_zero(x->pinned, x->span);
+	if (x->sparse) {
+		n = 0;
+		for_each_set_bit(i, x->pinned, x->span) {
+			__clear_bit(i, x->pinned);
+			x->pages[n++] = x->pages[i];
+		}
+	}
+	if (n)
+		unpin_user_pages_dirty_lock(x->pages, n, x->write);
 	x->span = 0;
 }
 
@@ -163,7 +170,8 @@ static long pvm_pin_run(struct pvm_xfer *x, unsigned long i, unsigned long nr,
 					 locked);
 
 	if (got > 0) {
-		bitmap_set(x->pinned, i, got);
+		if (x->sparse)
+			bitmap_set(x->pinned, i, got);
 		return got;
 	}
 	return got == -ENOMEM || got == -EINTR ? got : -EFAULT;
@@ -221,11 +229,13 @@ static int pvm_pin(struct pvm_xfer *x, const struct iovec *iov,
 	if (!pvm_grow(x, hi - lo)) {
 		lo = cur;
 		hi = cur + min(own, x->max_pages);
+		more = false;
 	}
 	own = min(own, hi - cur);
 	if (more)
 		bitmap_clear(want, cur - base, own);
 	x->first = lo;
+	x->sparse = more;
 
 	got = pvm_lock(x);
 	if (got)
@@ -248,7 +258,8 @@ static int pvm_pin(struct pvm_xfer *x, const struct iovec *iov,
 		mmap_read_unlock(x->mm);
 	if (got < 0)
 		return got;
-	x->span = hi - lo;
+	/* A window of one element holds just the pages pinned */
+	x->span = more ? hi - lo : got;
 	return 0;
 }
 
@@ -309,7 +320,7 @@ static ssize_t pvm_transfer(struct pvm_xfer *x, const struct iovec *riov,
 				pvm_release(x);
 				err = pvm_pin(x, iov, end, addr, len);
 				i = (addr >> PAGE_SHIFT) - x->first;
-			} else if (!test_bit(i, x->pinned)) {
+			} else if (x->sparse && !test_bit(i, x->pinned)) {
 				err = pvm_fill(x, i, DIV_ROUND_UP(offset_in_page(addr) +
 								  len, PAGE_SIZE));
 			}
@@ -464,6 +475,7 @@ static ssize_t process_vm_rw(pid_t pid, const struct iovec __user *lvec,
 	x.max_pages = PVM_STACK_PAGES;
 	x.first = 0;
 	x.span = 0;
+	x.sparse = false;
 	bitmap_zero(x.pinned, PVM_SPAN_PAGES);
 
 	ret = pvm_transfer(&x, riov, riovcnt);
