@@ -58,10 +58,13 @@
  * @write:	true for process_vm_writev()
  * @nowait:	PROCESS_VM_NOWAIT was given
  * @looks:	later elements the call may still look at
- * @pages:	the window: @pages[i] is page @first + i if pinned, else NULL
+ * @pages:	the window: @pages[i] is page @first + i, if pinned
  * @max_pages:	capacity of @pages
  * @first:	page number (address >> PAGE_SHIFT) of @pages[0]
  * @span:	number of entries of @pages in use
+ * @sparse:	the window holds later elements, and @pinned says which
+ *		entries are pinned; else all @span of them are
+ * @pinned:	when @sparse, a bit for each pinned entry of @pages
  * @stack_pages: the on-stack array that @pages starts as
  */
 struct pvm_xfer {
@@ -75,6 +78,8 @@ struct pvm_xfer {
 	unsigned long max_pages;
 	unsigned long first;
 	unsigned long span;
+	bool sparse;
+	DECLARE_BITMAP(pinned, PVM_SPAN_PAGES);
 	struct page *stack_pages[PVM_STACK_PAGES];
 };
 
@@ -87,12 +92,17 @@ struct pvm_xfer {
  */
 static void pvm_release(struct pvm_xfer *x)
 {
-	unsigned long i, n = 0;
+	unsigned long i, n = x->span;
 
-	for (i = 0; i < x->span; i++)
-		if (x->pages[i])
+	if (x->sparse) {
+		n = 0;
+		for_each_set_bit(i, x->pinned, x->span) {
+			__clear_bit(i, x->pinned);
 			x->pages[n++] = x->pages[i];
-	unpin_user_pages_dirty_lock(x->pages, n, x->write);
+		}
+	}
+	if (n)
+		unpin_user_pages_dirty_lock(x->pages, n, x->write);
 	x->span = 0;
 }
 
@@ -140,11 +150,12 @@ static int pvm_lock(struct pvm_xfer *x)
 }
 
 /**
- * pvm_pin_run() - pin a run of the window's pages, faulting them in
+ * pvm_pin_run() - pin a run of the window's pages
  * @x: the transfer, with the target's mmap lock held
  * @i: index in the window of the run's first page
- * @nr: number of pages in the run, whose entries are all NULL
- * @locked: set to 0 if the lock was dropped
+ * @nr: number of pages in the run, none of them pinned yet
+ * @flags: FOLL_ flags beyond @x->gup_flags
+ * @locked: set to 0 if the lock was dropped; NULL if it must not be
  *
  * Return: the number of pages pinned from @i on, or a negative errno:
  * -ENOMEM or -EINTR where that is what happened, else -EFAULT (a bad
@@ -152,13 +163,17 @@ static int pvm_lock(struct pvm_xfer *x)
  * has it).
  */
 static long pvm_pin_run(struct pvm_xfer *x, unsigned long i, unsigned long nr,
-			int *locked)
+			unsigned int flags, int *locked)
 {
 	long got = pin_user_pages_remote(x->mm, (x->first + i) << PAGE_SHIFT,
-					 nr, x->gup_flags, x->pages + i, locked);
+					 nr, x->gup_flags | flags, x->pages + i,
+					 locked);
 
-	if (got > 0)
+	if (got > 0) {
+		if (x->sparse)
+			bitmap_set(x->pinned, i, got);
 		return got;
+	}
 	return got == -ENOMEM || got == -EINTR ? got : -EFAULT;
 }
 
@@ -214,44 +229,44 @@ static int pvm_pin(struct pvm_xfer *x, const struct iovec *iov,
 	if (!pvm_grow(x, hi - lo)) {
 		lo = cur;
 		hi = cur + min(own, x->max_pages);
+		more = false;
 	}
 	own = min(own, hi - cur);
 	if (more)
 		bitmap_clear(want, cur - base, own);
-	memset(x->pages, 0, (hi - lo) * sizeof(*x->pages));
 	x->first = lo;
+	x->sparse = more;
 
 	got = pvm_lock(x);
 	if (got)
 		return got;
-	got = pvm_pin_run(x, cur - lo, own, &locked);
+	got = pvm_pin_run(x, cur - lo, own, 0, &locked);
 	/*
 	 * The later elements' pages, if this element's all are pinned and
 	 * the lock is still held: only those present, a run at a time.  A
-	 * page left out stays NULL and is faulted in when the copy reaches
-	 * it (pvm_fill()); a run pinned in part leaves the rest NULL.
+	 * page left out is faulted in when the copy reaches it (pvm_fill());
+	 * a run may be pinned in part.
 	 */
 	if (got == own && locked && more) {
 		for_each_set_bitrange(s, e, want, 2 * PVM_SPAN_PAGES) {
 			if (base + s < lo || base + e > hi)
 				continue;
-			pin_user_pages_remote(x->mm, (base + s) << PAGE_SHIFT,
-					      e - s, x->gup_flags | FOLL_NOFAULT,
-					      x->pages + (base + s - lo), NULL);
+			pvm_pin_run(x, base + s - lo, e - s, FOLL_NOFAULT, NULL);
 		}
 	}
 	if (locked)
 		mmap_read_unlock(x->mm);
 	if (got < 0)
 		return got;
-	x->span = hi - lo;
+	/* A window of one element holds just the pages pinned */
+	x->span = more ? hi - lo : got;
 	return 0;
 }
 
 /**
  * pvm_fill() - pin the pages of an element that the window left out
  * @x: the transfer
- * @i: index in the window of the page to copy next, whose entry is NULL
+ * @i: index in the window of the page to copy next, not pinned
  * @need: pages the element still needs from @i on
  *
  * A later element's page that was not present when the window was pinned
@@ -266,12 +281,12 @@ static int pvm_fill(struct pvm_xfer *x, unsigned long i, unsigned long need)
 	int locked = 1, err;
 	long got;
 
-	while (nr < need && i + nr < x->span && !x->pages[i + nr])
+	while (nr < need && i + nr < x->span && !test_bit(i + nr, x->pinned))
 		nr++;
 	err = pvm_lock(x);
 	if (err)
 		return err;
-	got = pvm_pin_run(x, i, nr, &locked);
+	got = pvm_pin_run(x, i, nr, 0, &locked);
 	if (locked)
 		mmap_read_unlock(x->mm);
 	return got < 0 ? got : 0;
@@ -305,7 +320,7 @@ static ssize_t pvm_transfer(struct pvm_xfer *x, const struct iovec *riov,
 				pvm_release(x);
 				err = pvm_pin(x, iov, end, addr, len);
 				i = (addr >> PAGE_SHIFT) - x->first;
-			} else if (!x->pages[i]) {
+			} else if (x->sparse && !test_bit(i, x->pinned)) {
 				err = pvm_fill(x, i, DIV_ROUND_UP(offset_in_page(addr) +
 								  len, PAGE_SIZE));
 			}
@@ -460,6 +475,8 @@ static ssize_t process_vm_rw(pid_t pid, const struct iovec __user *lvec,
 	x.max_pages = PVM_STACK_PAGES;
 	x.first = 0;
 	x.span = 0;
+	x.sparse = false;
+	bitmap_zero(x.pinned, PVM_SPAN_PAGES);
 
 	ret = pvm_transfer(&x, riov, riovcnt);
 

@@ -25,7 +25,7 @@
 #                           10 % under UML, see bench/RESULTS.md)
 # Output: $B/bench-ab[-uml]/boot-L-N.txt, boot-L-N.csv, aa-L-N.txt (layout L,
 # boot N), and table.txt, the per-cell medians over the boots
-# (bench/ab-table.sh).
+# (bench/ab-table.sh), and ab.png, its picture (bench/ab-plot.sh).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -80,3 +80,5 @@ sh "$ROOT/bench/ab-table.sh" "$out"/boot-*.csv | tee "$out/table.txt"
 echo
 echo "== A/A control (mainline against itself), the first boot =="
 sed -n '/^call /,$p' "$out/aa-${layouts%% *}-1.txt"
+# The picture: per cell the A/B ratio, with the A/A control's range.
+sh "$ROOT/bench/ab-plot.sh" "$out" "$out/ab.png" "$what: mainline time / our time"

@@ -364,7 +364,7 @@ st_demo() { demo_boot && grep -q 'PROCESS_VM_PIDFD  ->' "$DEMO_OUT"; }
 # --disk: cma_disk writes back and drops file pages of an ext4 file system
 # on a virtio disk (the VM's /tmp is tmpfs, which has no writeback).
 st_vm_selftests() {
-	"$ROOT/vm/run" --disk --timeout 1500 --add "$B/add/selftests" -- /cma/run-tests x86_64 i386
+	"$ROOT/vm/run" --disk --timeout 2400 --add "$B/add/selftests" -- /cma/run-tests x86_64 i386 x32
 }
 
 # glibc's own wrappers work unchanged: the demo (static, glibc) calls

@@ -2,8 +2,15 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # make check: every test of the project, in stages.  Each stage prints one
-# line; kselftest cases are counted one by one.  Ends with the line
-# "N passed, N failed, N skipped" and exits non-zero on any failure.
+# line; the kselftest cases of the stages that run them are counted one by
+# one, per environment and ABI.  Ends with three lines: "cases: ..." (the
+# kselftest cases: TAP lines of kselftest_harness, "ok N fixture.test"),
+# "stages: ..." (one verdict per stage), and the closing line CI reads,
+# "N passed, N failed, N skipped", which counts the stages, a stage with a
+# failed case or a missing case counted as failed.  Script checks and
+# fuzzer summaries inside a stage's log ("ok 1 - fault injection
+# disabled", "ok 1 cma_fuzz: ...") are part of their stage, not cases.
+# Exits non-zero on any failure.
 # STAGES="a b" runs only the named stages (see vm/check-stages.sh; the
 # EXTRA_STAGES there run only when named, e.g. by make check-uml).
 set -uo pipefail
@@ -12,6 +19,7 @@ set -uo pipefail
 LOGS=$B/check
 mkdir -p "$LOGS"
 PASS=0 FAIL=0 SKIP=0
+CASE_PASS=0 CASE_FAIL=0 CASE_SKIP=0
 FAILED=()
 T0=$(date +%s)
 
@@ -74,7 +82,9 @@ stage_run() {
 		_st_rc=$?
 	fi
 	DONE=$((DONE + 1))
+	_stage_ok=0
 	if [ $_st_rc -eq 0 ]; then
+		_stage_ok=1
 		PASS=$((PASS + 1))
 		printf 'PASS %-22s %4ss  (cpu %ss)\n' "$name" $(($(date +%s) - _st_t0)) $(($(child_cpu) - _st_cpu0))
 	elif [ $_st_rc -eq 77 ]; then
@@ -89,17 +99,32 @@ stage_run() {
 	return $_st_rc
 }
 
-# tap_count LABEL LOG: add the kselftest cases of LOG to the totals.
+# A kselftest_harness case's TAP line: "ok N fixture[.variant].test",
+# with an optional "# SKIP reason" (a script's "ok N - ..." is none).
+CASE_RE='^(not )?ok [0-9]+ [A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)+( # .*)?$'
+
+# stage_failed WHY: count the stage just reported as failed after all.
+stage_failed() {
+	FAILED+=("$1")
+	[ "$_stage_ok" = 1 ] || return 0
+	_stage_ok=0 PASS=$((PASS - 1)) FAIL=$((FAIL + 1))
+}
+
+# tap_count LABEL LOG: add the kselftest cases of LOG to the case totals;
+# any failed case, failed script check or an empty log fails the stage.
 tap_count() {
-	local label=$1 log=$2 p f s
-	p=$(grep -cE '^ok [0-9]+ ' "$log" | tr -d ' ')
-	s=$(grep -E '^ok [0-9]+ .*# SKIP' "$log" | wc -l | tr -d ' ')
-	f=$(grep -cE '^not ok [0-9]+ ' "$log" | tr -d ' ')
+	local label=$1 log=$2 cases p f s other
+	cases=$(grep -E "$CASE_RE" "$log")
+	p=$(grep -cE '^ok ' <<<"$cases")
+	s=$(grep -cE '^ok [0-9]+ [^ ]+ # SKIP' <<<"$cases")
+	f=$(grep -cE '^not ok ' <<<"$cases")
 	p=$((p - s))
-	PASS=$((PASS + p)) FAIL=$((FAIL + f)) SKIP=$((SKIP + s))
+	CASE_PASS=$((CASE_PASS + p)) CASE_FAIL=$((CASE_FAIL + f)) CASE_SKIP=$((CASE_SKIP + s))
 	printf '     %s: %d cases passed, %d failed, %d skipped\n' "$label" "$p" "$f" "$s"
-	[ "$f" -eq 0 ] || { FAILED+=("$label"); grep -E '^not ok' "$log" | head -n 20 | sed 's/^/     /'; }
-	[ $((p + f + s)) -gt 0 ] || { FAIL=$((FAIL + 1)); FAILED+=("$label: no test ran"); }
+	[ "$f" -eq 0 ] || { stage_failed "$label"; grep -E '^not ok' <<<"$cases" | head -n 20 | sed 's/^/     /'; }
+	other=$(grep -E '^not ok [0-9]+ ' "$log" | grep -vE "$CASE_RE")
+	[ -z "$other" ] || { stage_failed "$label: script checks failed"; head -n 10 <<<"$other" | sed 's/^/     /'; }
+	[ $((p + f + s)) -gt 0 ] || stage_failed "$label: no test ran"
 }
 
 # tap_check ENV LOG "ABIS" ["EXCLUDED"]: every case of the sources ran, and
@@ -111,8 +136,7 @@ tap_check() {
 		echo "$out" | tail -n 1 | sed 's/^/     /'
 	else
 		echo "$out" | head -n 20 | sed 's/^/     /'
-		FAIL=$((FAIL + 1))
-		FAILED+=("$1: cases missing or skipped ($(basename "$2"))")
+		stage_failed "$1: cases missing or skipped ($(basename "$2"))"
 	fi
 }
 
@@ -134,8 +158,8 @@ for s in $CHECK_STAGES $EXTRA_STAGES; do
 	"$BG_AFTER") for b in $BG_STAGES; do bg_start "$b"; done ;;
 	esac
 	case $s in
-	vm-selftests) [ "$RAN" = 1 ] && tap_count "kselftests in the VM (x86_64, i386; x32 runs in vm-fuzz and check-debug)" "$LOGS/$s.log" &&
-		tap_check vm "$LOGS/$s.log" "x86_64 i386" ;;
+	vm-selftests) [ "$RAN" = 1 ] && tap_count "kselftests in the VM (x86_64, i386, x32)" "$LOGS/$s.log" &&
+		tap_check vm "$LOGS/$s.log" "x86_64 i386 x32" ;;
 	native-selftests) [ "$RAN" = 1 ] && tap_count "kselftests on the host kernel $(uname -r)" "$LOGS/$s.log" &&
 		tap_check native "$LOGS/$s.log" "$NATIVE_ABIS" ;;
 	uml-selftests) [ "$RAN" = 1 ] && tap_count "kselftests under User-Mode Linux (x86_64)" "$LOGS/$s.log" &&
@@ -155,5 +179,7 @@ fi
 echo
 echo "make check: $(($(date +%s) - T0))s; logs in $LOGS"
 [ ${#FAILED[@]} -eq 0 ] || echo "failed: ${FAILED[*]}"
+echo "cases: $CASE_PASS passed, $CASE_FAIL failed, $CASE_SKIP skipped (kselftest cases, per environment and ABI)"
+echo "stages: $PASS passed, $FAIL failed, $SKIP skipped"
 echo "$PASS passed, $FAIL failed, $SKIP skipped"
-[ "$FAIL" -eq 0 ]
+[ "$FAIL" -eq 0 ] && [ "$CASE_FAIL" -eq 0 ]

@@ -9,9 +9,9 @@
 # whose name ends in .sh (vm/lib.sh, vm/check-stages.sh are sourced), and
 # every Makefile's recipes, less the ones that run inside the VM on its
 # busybox (IN_VM below); clients/in-vm.sh runs on the host's programs
-# (vm/run --hostfs), so it counts.  vm/tools-scan.py parses them with
-# shfmt and lists the commands they call (see there for what it cannot
-# see).  Fails when
+# (vm/run --hostfs), so it counts.  vm/tools-scan.sh parses them with
+# shfmt and jq and lists the commands they call (see there for what it
+# cannot see).  Fails when
 #   - a script calls a command that vm/tools.list does not name (so a new
 #     tool cannot be used without vm/deps.sh installing it: the reason
 #     make bench-ab failed on a fresh Debian 12, issue 45),
@@ -27,7 +27,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-need_cmd python3 shfmt dpkg-query
+need_cmd shfmt jq dpkg-query
 IN_VM="vm/hostfs-init.sh vm/debug-tests.sh"
 
 if [ "${1:-}" = --self-test ]; then
@@ -76,11 +76,11 @@ while IFS= read -r f; do
 	esac
 done < <(git ls-files -- vm bench clients man demo .ci Makefile tools/testing/selftests/cma)
 # The scan is kept per content of the scripts and the scanner.
-key=$( (printf '%s\n' "${files[@]}"; cat "${files[@]}" "$ROOT/vm/tools-scan.py") | sha1sum | cut -c1-16)
+key=$( (printf '%s\n' "${files[@]}"; cat "${files[@]}" "$ROOT/vm/tools-scan.sh") | sha1sum | cut -c1-16)
 if [ -s "$B/tools-scan/$key" ]; then
 	scan=$(cat "$B/tools-scan/$key")
 else
-	scan=$(python3 "$ROOT/vm/tools-scan.py" "${files[@]}") || die "tools: vm/tools-scan.py failed"
+	scan=$("$ROOT/vm/tools-scan.sh" "${files[@]}") || die "tools: vm/tools-scan.sh failed"
 	mkdir -p "$B/tools-scan"
 	rm -f "$B/tools-scan"/*
 	echo "$scan" >"$B/tools-scan/$key"
@@ -88,7 +88,7 @@ fi
 if [ -n "${TOOLS_EXTRA:-}" ]; then
 	# shellcheck disable=SC2086 # file names, split
 	scan="$scan
-$(python3 "$ROOT/vm/tools-scan.py" $TOOLS_EXTRA)" || die "tools: vm/tools-scan.py failed"
+$("$ROOT/vm/tools-scan.sh" $TOOLS_EXTRA)" || die "tools: vm/tools-scan.sh failed"
 	# shellcheck disable=SC2206
 	files+=($TOOLS_EXTRA)
 fi
