@@ -7,6 +7,7 @@
 #   make check-fresh  make run and make check in a fresh Debian 12 root
 #   make clients  strace, Open MPI, UCX and hpcc on our kernel and stock 6.12
 #   make clients-check  the same without hpcc: the pass/fail lines only
+#   make mutants  the kernel broken on purpose (vm/mutants/): each caught?
 # Build output goes to build/ (override with BUILD=dir).
 
 BUILD ?= $(CURDIR)/build
@@ -15,12 +16,12 @@ export BUILD
 .PHONY: all run check deps base series series-check series-apply kernel \
 	kernel-stock selftests demo vm-shell bench bench-vm bench-uml bench-ab bench-ab-uml icount uml-profile \
 	check-debug check-uml check-fresh check-gup clients clients-check clients-hpcc \
-	clean help
+	mutants clean help
 
 all: kernel
 
 help:
-	@sed -n '3,10p' Makefile
+	@sed -n '3,11p' Makefile
 
 deps:
 	@vm/deps.sh
@@ -75,6 +76,13 @@ check-gup: deps series-apply
 
 check-uml: deps
 	@STAGES="base series-am selftests-build uml-selftests uml-debug-selftests" vm/check.sh
+
+# Each patch of vm/mutants/ applied to the built tree, its kernel rebuilt and
+# the tests that must catch it run; then the clean kernels, which must pass
+# them.  MUTANTS="a b": only those.  Not in make check (a build and a boot
+# per mutant).
+mutants: deps series-apply
+	@vm/mutants.sh
 
 # Real clients on the host's userland in the VM (vm/run --hostfs), on our
 # kernel and on stock 6.12: pass/fail lines, then the hpcc table.

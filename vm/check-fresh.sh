@@ -49,7 +49,8 @@ apt_cache=/var/cache/apt/archives
 # COMMAND" (bash, run in /root/project).  Not here: run and check (the
 # default FRESH_CMDS; CI runs them), check-fresh (this script), clients
 # and clients-hpcc (hpcc: 25 to 35 minutes per kernel; clients-check is
-# their pass/fail part), clean.
+# their pass/fail part), mutants (a kernel build and a boot per mutant;
+# not in CI), clean.
 TARGETS=$(cat <<'LIST'
 help          make help
 deps          make deps

@@ -694,24 +694,32 @@ static uint64_t cow_frame(pid_t pid, const char *addr)
 	return cma_page_info(pid, (uintptr_t)addr, &pfn, &flags) ? 0 : pfn;
 }
 
+/* The most pages an element of fork_cow_run() covers. */
+#define COW_PAGES	4
+
 /*
- * With @frames, readv's parent leaves its copy as it is, and the page at
- * @roff must end up a page of the target's own: shared with us before the
- * call, another frame after it, ours unchanged.  A pin for writev breaks
- * the sharing with a write fault; a pin for readv must unshare the page
- * (gup_must_unshare()), so that the page it copies from stays the
- * target's after a write of either side.
+ * With @frames, readv's parent leaves its copy as it is, and every page
+ * of the element must end up a page of the target's own: shared with us
+ * before the call, another frame after it, ours unchanged.  A pin for
+ * writev breaks the sharing with a write fault; a pin for readv must
+ * unshare the page (gup_must_unshare()), so that the page it copies from
+ * stays the target's after a write of either side.  That holds for the
+ * pages that follow the first one in its page table too, which GUP takes
+ * in one run (follow_pte_run()).
  */
 static void fork_cow_run(struct __test_metadata *_metadata, bool write, enum cma_kind kind,
 			 size_t roff, size_t len, bool frames)
 {
-	size_t p = cma_page(), size = kind == CMA_THP ? CMA_THP_SIZE : 4 * p;
+	size_t p = cma_page(), size = kind == CMA_THP ? CMA_THP_SIZE : 4 * p, k, npages;
+	uint64_t shared[COW_PAGES] = { 0 };
 	struct cma_region mine;
+	bool noframes = false;
 	struct cma_target t2;
 	struct cma_xfer *x;
-	uint64_t shared = 0;
 	char *at;
 
+	npages = (roff + len - 1) / p - roff / p + 1;
+	ASSERT_GE(COW_PAGES, npages);
 	ASSERT_EQ(0, cma_region_alloc(&mine, size, 0x5a, kind));
 	if (kind == CMA_THP && cma_thp_pages(mine.addr, size) < (long)(size / p)) {
 		cma_region_free(&mine);
@@ -729,25 +737,29 @@ static void fork_cow_run(struct __test_metadata *_metadata, bool write, enum cma
 	/* fork() leaves a huge PMD old in the child: young, it may be pinned unlocked. */
 	ASSERT_LE(0, cma_call3(&t2, t_touch, (long)mine.addr, (long)size, 0));
 	at = mine.addr + roff / p * p;
-	if (frames) {
-		shared = cow_frame(getpid(), at);
-		if (!shared)
+	for (k = 0; frames && k < npages; k++) {
+		shared[k] = cow_frame(getpid(), at + k * p);
+		noframes = !shared[k];
+		if (noframes)
 			goto stop;
-		ASSERT_EQ(shared, cow_frame(t2.pid, at)) TH_LOG("fork() left the page unshared");
+		ASSERT_EQ(shared[k], cow_frame(t2.pid, at + k * p))
+			TH_LOG("fork() left page %zu unshared", k);
 	}
 	cma_riov(x, roff, len);
 	cma_liov(x, 99, len);
 	cma_xfer_expect(_metadata, &t2, write, len);
 	EXPECT_EQ(-1, cma_verify(&mine, NULL, 0, NULL, 0, 0, 0, 0));
-	if (frames) {
-		EXPECT_EQ(shared, cow_frame(getpid(), at));
-		EXPECT_NE(shared, cow_frame(t2.pid, at))
-			TH_LOG("the target's page is still the one it shares with us");
+	for (k = 0; frames && k < npages; k++) {
+		EXPECT_EQ(shared[k], cow_frame(getpid(), at + k * p))
+			TH_LOG("our page %zu changed", k);
+		EXPECT_NE(shared[k], cow_frame(t2.pid, at + k * p))
+			TH_LOG("the target's page %zu of %zu is still the one it shares with us",
+			       k, npages);
 	}
 stop:
 	cma_target_stop(&t2);
 	cma_region_free(&mine);
-	if (frames && !shared)
+	if (noframes)
 		SKIP(return, "no page frames (/proc/PID/pagemap needs CAP_SYS_ADMIN)");
 }
 
@@ -767,8 +779,9 @@ TEST_F(basic, fork_cow_lone_page)
 }
 
 /*
- * Both again with the page still shared with the parent when the call
- * pins it: the target's page must come out of it a page of its own.
+ * Both again with the pages still shared with the parent when the call
+ * pins them: each of the target's pages (four, then one) must come out
+ * of it a page of its own.
  */
 TEST_F(basic, fork_cow_unshared)
 {

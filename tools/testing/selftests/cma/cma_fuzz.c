@@ -98,6 +98,8 @@
  *
  * --mainline models mainline's truncation of liovcnt to an unsigned int, where
  * the man page and our kernel give EINVAL for any liovcnt above IOV_MAX.
+ * Without it the kernel must know PROCESS_VM_PIDFD and PROCESS_VM_NOWAIT,
+ * as ours does; with it a kernel that rejects a flag is modelled as such.
  *
  * --faults: the kernel injects failures (failslab, fail_page_alloc,
  * fail_usercopy, set up through debugfs with the task filter by the caller).
@@ -2801,7 +2803,8 @@ static void fz_usage(const char *prog)
 	       "sparse shuffles, alternating areas, runs past the largest window...),\n"
 	       "with bad pages of that case in it now and then.\n"
 	       "--mainline: expect liovcnt to be truncated to 32 bits, as mainline does\n"
-	       "(the man page and our kernel: EINVAL for liovcnt > IOV_MAX).\n"
+	       "(the man page and our kernel: EINVAL for liovcnt > IOV_MAX), and accept\n"
+	       "a kernel without PROCESS_VM_PIDFD or PROCESS_VM_NOWAIT (ours needs both).\n"
 	       "--faults: the kernel injects allocation and user copy failures (enabled\n"
 	       "by the caller in debugfs, with task-filter): accept early ENOMEM/EFAULT\n"
 	       "and short counts; make-it-fail is set only around the calls under test.\n"
@@ -2973,6 +2976,13 @@ int main(int argc, char **argv)
 	if (fz_rw(false, 0, NULL, 0, NULL, 0, PROCESS_VM_NOWAIT) == 0)
 		flags_ok |= PROCESS_VM_NOWAIT;
 	ksft_print_msg("flags known to the kernel: 0x%lx\n", flags_ok);
+	/*
+	 * Our kernel knows both flags: one that rejects either is broken, not
+	 * older, and the model would only expect EINVAL for its calls.
+	 */
+	if (!mainline && flags_ok != (PROCESS_VM_PIDFD | PROCESS_VM_NOWAIT))
+		ksft_exit_fail_msg("the kernel rejects PROCESS_VM_PIDFD or PROCESS_VM_NOWAIT%s\n",
+				   " (--mainline models such a kernel)");
 	if (sizeof(long) > 4 &&
 	    !fz_rw(false, getpid(), NULL, (unsigned long)(1ULL << 32), NULL, 0, 0))
 		ksft_print_msg("the kernel truncates liovcnt to 32 bits%s\n",

@@ -203,8 +203,24 @@ TEST_F(partial, read_only_inside_element)
 }
 
 /*
- * A local page in the middle of the local element is unmapped.  The count
- * may stop anywhere before it but not at zero, the counted prefix must be
+ * How many bytes short of a fault in the caller's buffers an
+ * architecture's copy routine may stop (the man page: "a few bytes
+ * earlier").  x86's stop at the faulting byte: rep movs does, and a word
+ * copy that faults finishes byte by byte.
+ */
+#if defined(__x86_64__)
+#define COPY_SLACK	0
+#elif defined(__i386__)
+#define COPY_SLACK	0
+#else
+#define COPY_SLACK	64
+#endif
+
+/*
+ * A local page in the middle of the local element is unmapped.  The copy
+ * stops at that page, in the middle of a remote page: the count is every
+ * byte before the hole (less COPY_SLACK at most), the bytes the copy
+ * moved from that remote page included, the counted prefix must be
  * right, and nothing at or past the hole may change on the other side.
  */
 TEST_F(partial, local_hole)
@@ -221,8 +237,9 @@ TEST_F(partial, local_hole)
 	cma_riov(x, 1000, 5 * p);
 	errno = 0;
 	ret = cma_xfer_run(&self->t, variant->write, 0);
-	ASSERT_LT(0, ret) TH_LOG("errno %d (%s)", errno, strerror(errno));
-	ASSERT_GE((ssize_t)before, ret);
+	ASSERT_GE((ssize_t)before, ret) TH_LOG("errno %d (%s)", errno, strerror(errno));
+	ASSERT_LE((ssize_t)(before - COPY_SLACK), ret)
+		TH_LOG("%zu bytes precede the hole, %zd counted", before, ret);
 	/* Bytes between the count and the hole may or may not have moved. */
 	cma_xfer_check_tol(_metadata, &self->t, variant->write, ret, before);
 }

@@ -427,47 +427,52 @@ struct reader_log {
 	int err;
 };
 
-#define KILL_SEGS	256
+#define KILL_SEG	(2 << 20)	/* bytes of each element: the same remote 2 MiB */
+#define KILL_SEGS	128		/* elements of a call at first: 256 MiB */
+#define KILL_SEGS_MAX	1023		/* at most: 2046 MiB, under MAX_RW_COUNT */
 #define KILL_TRIALS	5	/* fresh readers killed, until one is cut short */
 #define KILL_REF_CALLS	2	/* calls timed before the kill */
-#define KILL_TELL	0.5	/* s: calls shorter than this cannot tell */
+#define KILL_CHECK	(2 << 20)	/* a copy checks for a fatal signal this often */
+#define KILL_MARGIN	0.02	/* s: for the scheduler, on top of the rest */
+#define KILL_IDLE	3	/* idle processes killed to time a death */
 
 /*
- * Read 256 MiB per call (256 x 1 MiB, the same remote pages over and over)
- * until killed; check every result and the bytes.  The last MiB of each
- * call goes to @tail, which the test shares and which is zeroed before
- * each call: after the kill it tells whether the call ran to its end.
+ * Read @segs x 2 MiB per call (the same remote pages over and over) until
+ * killed; check every result and the bytes.  The last 2 MiB of each call
+ * go to @tail, which the test shares and which is zeroed before each call:
+ * after the kill it tells whether the call ran to its end.
  */
-static long huge_reader(struct cma_target *t, struct reader_log *log, char *tail, int ready)
+static long huge_reader(struct cma_target *t, int segs, struct reader_log *log, char *tail,
+			int ready)
 {
 	struct cma_xfer *x = &t->mb->x;
-	static struct iovec l[KILL_SEGS], r[KILL_SEGS];
-	char *buf = malloc(1 << 20);
+	static struct iovec l[KILL_SEGS_MAX], r[KILL_SEGS_MAX];
+	char *buf = malloc(KILL_SEG);
 	double took;
 	ssize_t ret;
 	int i;
 
 	if (!buf)
 		return -1;
-	for (i = 0; i < KILL_SEGS; i++) {
-		l[i].iov_base = i < KILL_SEGS - 1 ? buf : tail;
-		l[i].iov_len = 1 << 20;
+	for (i = 0; i < segs; i++) {
+		l[i].iov_base = i < segs - 1 ? buf : tail;
+		l[i].iov_len = KILL_SEG;
 		r[i].iov_base = x->rreg.addr;
-		r[i].iov_len = 1 << 20;
+		r[i].iov_len = KILL_SEG;
 	}
 	if (write(ready, "", 1) != 1)
 		return -1;
 	for (;;) {
-		memset(tail, 0, 1 << 20);
+		memset(tail, 0, KILL_SEG);
 		log->started = cma_now();
 		__atomic_add_fetch(&log->begun, 1, __ATOMIC_SEQ_CST);
-		ret = cma_readv(t->pid, l, KILL_SEGS, r, KILL_SEGS, 0);
+		ret = cma_readv(t->pid, l, segs, r, segs, 0);
 		took = cma_now() - log->started;
 		if (!log->calls || took < log->fastest)
 			log->fastest = took;
-		if ((ret != (ssize_t)KILL_SEGS << 20 ||
-		     cma_cmp_pat(buf, 1 << 20, (uintptr_t)x->rreg.addr, x->rreg.seed) >= 0 ||
-		     cma_cmp_pat(tail, 1 << 20, (uintptr_t)x->rreg.addr, x->rreg.seed) >= 0) &&
+		if ((ret != (ssize_t)segs * KILL_SEG ||
+		     cma_cmp_pat(buf, KILL_SEG, (uintptr_t)x->rreg.addr, x->rreg.seed) >= 0 ||
+		     cma_cmp_pat(tail, KILL_SEG, (uintptr_t)x->rreg.addr, x->rreg.seed) >= 0) &&
 		    !log->bad++) {
 			log->ret = ret;
 			log->err = errno;
@@ -478,30 +483,86 @@ static long huge_reader(struct cma_target *t, struct reader_log *log, char *tail
 }
 
 /*
- * Trial @n: a fresh reader makes KILL_REF_CALLS calls, the fastest of
- * which sets the scale, and is killed a tenth of a call into the next
- * one.  It counts only if the kill came early in that call (between a
- * twentieth and a quarter of the fastest call in: a test delayed by the
- * host's load aims late).  Then the call must not have reached its last
- * MiB, and the caller must have died within a quarter of a call and 3 s.
- * Returns whether the trial showed the call cut short; every trial is
- * logged.  Calls shorter than KILL_TELL (natively, for instance) cannot
- * tell whether the kill cut one: there the caller must only die within 3 s.
+ * How long a process takes to die here when it is not in a call: the
+ * median of KILL_IDLE forks of this one, each killed while it waits in
+ * pause().  Exit costs what the kernel, its debug options and the host's
+ * load make it cost; a caller killed in a call must die about as fast.
  */
-static bool kill_trial(struct __test_metadata *_metadata, struct cma_target *t, int n)
+static double idle_death(struct __test_metadata *_metadata)
 {
-	double t0, dt, into, fastest, wait;
+	double took[KILL_IDLE], t0, tmp;
+	int i, j, ready[2];
+	pid_t pid;
+	char c;
+
+	for (i = 0; i < KILL_IDLE; i++) {
+		ASSERT_EQ(0, pipe(ready));
+		fflush(stdout);
+		fflush(stderr);
+		pid = fork();
+		ASSERT_LE(0, pid);
+		if (!pid) {
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			if (write(ready[1], "", 1) == 1)
+				pause();
+			_exit(1);
+		}
+		close(ready[1]);
+		ASSERT_EQ(1, read(ready[0], &c, 1));
+		close(ready[0]);
+		t0 = cma_now();
+		kill(pid, SIGKILL);
+		ASSERT_EQ(pid, waitpid(pid, NULL, 0));
+		took[i] = cma_now() - t0;
+		for (j = i; j > 0 && took[j - 1] > took[j]; j--) {
+			tmp = took[j];
+			took[j] = took[j - 1];
+			took[j - 1] = tmp;
+		}
+	}
+	return took[KILL_IDLE / 2];
+}
+
+enum kill_result {
+	KILL_CUT,	/* the kill cut the call short: the case passes */
+	KILL_MISSED,	/* this trial did not show it */
+	KILL_GROW,	/* calls too short to tell: the next trial reads more */
+	KILL_TOO_SHORT,	/* the longest call is too short to tell: the case fails */
+};
+
+/*
+ * Trial @n: a fresh reader makes KILL_REF_CALLS calls of *@segs elements,
+ * the fastest of which sets the scale.  A caller killed in a call may
+ * take @allowed to die: four times what a process not in a call took
+ * (@idle), the time to copy four times KILL_CHECK (the most a copy may go
+ * on before it looks for the signal; the rest for its unpinning, and for
+ * a busy host) and KILL_MARGIN.  A call shorter than ten times that
+ * cannot tell a kill that cut it short from one that waited for its end:
+ * the trial then kills the reader, grows *@segs (KILL_GROW), or gives up
+ * at KILL_SEGS_MAX (KILL_TOO_SHORT).  Otherwise the reader is killed a
+ * tenth of a call into the next one.  The trial counts only if the kill
+ * came early in that call (between a twentieth and a quarter of the
+ * fastest call in: a test delayed by the host's load aims late).  Then
+ * the call must not have reached its end, and the caller must have died
+ * within @allowed.  Every trial is logged.
+ */
+static enum kill_result kill_trial(struct __test_metadata *_metadata, struct cma_target *t,
+				   int n, int *segs, double idle)
+{
+	double t0, dt, into, fastest, wait, allowed;
+	enum kill_result res = KILL_MISSED;
 	struct reader_log *log;
 	int status, ready[2];
-	bool reached, pass;
 	const char *why;
+	bool reached;
 	char *tail, c;
 	pid_t pid;
+	long need;
 
 	log = mmap(NULL, sizeof(*log), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	ASSERT_TRUE(log != MAP_FAILED);
 	memset(log, 0, sizeof(*log));
-	tail = mmap(NULL, 1 << 20, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	tail = mmap(NULL, KILL_SEG, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	ASSERT_TRUE(tail != MAP_FAILED);
 	ASSERT_EQ(0, pipe(ready));
 	fflush(stdout);
@@ -510,7 +571,7 @@ static bool kill_trial(struct __test_metadata *_metadata, struct cma_target *t, 
 	ASSERT_LE(0, pid);
 	if (!pid) {
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		huge_reader(t, log, tail, ready[1]);
+		huge_reader(t, *segs, log, tail, ready[1]);
 		_exit(1);
 	}
 	close(ready[1]);
@@ -520,7 +581,27 @@ static bool kill_trial(struct __test_metadata *_metadata, struct cma_target *t, 
 	while (__atomic_load_n(&log->calls, __ATOMIC_SEQ_CST) < KILL_REF_CALLS &&
 	       cma_now() < t0 + 100)
 		usleep(1000);
-	wait = log->fastest / 10 > 0.01 ? log->fastest / 10 : 0.01;
+	fastest = log->fastest;
+	allowed = KILL_MARGIN + 4 * idle + 4 * fastest * KILL_CHECK / ((double)*segs * KILL_SEG);
+	if (log->calls >= KILL_REF_CALLS && fastest < 10 * allowed) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		/* Aim at 12 times, for the noise; at least double. */
+		need = (long)(12 * allowed / fastest * *segs) + 1;
+		if (need < 2 * *segs)
+			need = 2 * *segs;
+		TH_LOG("trial %d: calls of %d MiB take %.3f s, under 10 x the %.3f s a killed",
+		       n, *segs * (KILL_SEG >> 20), fastest, allowed);
+		TH_LOG("trial %d: caller may take to die (%.3f s for a process not in a call)%s",
+		       n, idle, *segs < KILL_SEGS_MAX ? ": reading more" : "");
+		if (*segs >= KILL_SEGS_MAX)
+			res = KILL_TOO_SHORT;
+		else
+			res = KILL_GROW;
+		*segs = need < KILL_SEGS_MAX ? need : KILL_SEGS_MAX;
+		goto out;
+	}
+	wait = fastest / 10 > 0.01 ? fastest / 10 : 0.01;
 	usleep(wait * 1e6);
 	t0 = cma_now();
 	kill(pid, SIGKILL);
@@ -533,51 +614,61 @@ static bool kill_trial(struct __test_metadata *_metadata, struct cma_target *t, 
 		TH_LOG("%d calls did not return within 100 s", KILL_REF_CALLS);
 	EXPECT_EQ(0, log->bad) TH_LOG("a call returned %ld (errno %d) or wrong bytes",
 				      log->ret, log->err);
-	fastest = log->fastest;
 	into = t0 - log->started;
-	reached = cma_cmp_pat(tail, 1 << 20, 0, 0) >= 0;
-	pass = false;
-	if (fastest < KILL_TELL) {
-		pass = dt < 3;
-		why = pass ? "calls too short to tell whether the kill cut one" :
-			     "the caller took 3 s or more to die";
-	} else if (log->begun != log->calls + 1 || into < fastest / 20 || into > fastest / 4) {
+	reached = cma_cmp_pat(tail, KILL_SEG, 0, 0) >= 0;
+	if (log->begun != log->calls + 1 || into < fastest / 20 || into > fastest / 4) {
 		why = "does not count: the kill did not come early in a call";
 	} else if (reached) {
-		why = "the call ran on to its last MiB after the kill";
-	} else if (dt >= fastest / 4 || dt >= 3) {
-		why = "the caller took a quarter of a call or 3 s or more to die";
+		why = "the call ran on to its end after the kill";
+	} else if (dt >= allowed) {
+		why = "the caller took too long to die";
 	} else {
-		pass = true;
+		res = KILL_CUT;
 		why = "the kill cut the call short";
 	}
-	TH_LOG("trial %d: %ld calls, the fastest %.3f s; killed %.3f s after call %ld began%s",
-	       n, log->calls, fastest, into, log->begun,
-	       reached ? ", which reached its last MiB" : "");
-	TH_LOG("trial %d: the caller died %.3f s after the kill: %s", n, dt, why);
-	munmap(tail, 1 << 20);
+	TH_LOG("trial %d: %ld calls of %d MiB, the fastest %.3f s; killed %.3f s into call %ld%s",
+	       n, log->calls, *segs * (KILL_SEG >> 20), fastest, into, log->begun,
+	       reached ? ", which reached its end" : "");
+	TH_LOG("trial %d: the caller died %.3f s after the kill (allowed %.3f s; idle %.3f s): %s",
+	       n, dt, allowed, idle, why);
+out:
+	munmap(tail, KILL_SEG);
 	munmap(log, sizeof(*log));
-	return pass;
+	return res;
 }
 
 /*
- * SIGKILL ends a caller in the middle of a 256 MiB transfer, long before the
- * call would have ended: the copy from a window that the elements keep
- * hitting checks for a fatal signal every 2 MiB.  A kernel that ignores the
- * signal there fails every trial (the killed call reaches its last MiB, and
- * the caller dies only when it returns); a loaded host can delay the kill
- * or the death in one trial, so up to KILL_TRIALS readers are killed until
- * one shows the call cut short.
+ * SIGKILL ends a caller in the middle of a transfer of 256 MiB or more,
+ * long before the call would have ended: the copy from a window that the
+ * elements keep hitting checks for a fatal signal every 2 MiB.  The case
+ * first makes sure that it can tell: a call must last ten times as long
+ * as a killed caller may take to die, else the transfer grows, up to
+ * 2046 MiB, and the case fails if even that is too short.  A kernel that
+ * ignores the signal there fails every trial (the killed call reaches its
+ * end, and the caller dies only when it returns); a loaded host can
+ * delay the kill or the death in one trial, so up to KILL_TRIALS readers
+ * are killed until one shows the call cut short.
  */
 TEST_F_TIMEOUT(stress, sigkill_during_256m_transfer, 300)
 {
-	int n;
+	enum kill_result res = KILL_MISSED;
+	int n = 1, segs = KILL_SEGS;
+	double idle;
 
-	ASSERT_EQ(0, cma_xfer_setup(&self->t, self->page, 1 << 20, CMA_ANON));
-	for (n = 1; n <= KILL_TRIALS; n++)
-		if (kill_trial(_metadata, &self->t, n))
+	ASSERT_EQ(0, cma_xfer_setup(&self->t, self->page, KILL_SEG, CMA_ANON));
+	idle = idle_death(_metadata);
+	ASSERT_LT(0, idle);
+	while (n <= KILL_TRIALS) {
+		res = kill_trial(_metadata, &self->t, n, &segs, idle);
+		if (res == KILL_CUT || res == KILL_TOO_SHORT)
 			break;
-	EXPECT_GE(KILL_TRIALS, n)
+		if (res == KILL_MISSED)
+			n++;
+	}
+	ASSERT_NE(KILL_TOO_SHORT, res)
+		TH_LOG("calls of %d MiB, the most, are too short to tell a kill that cut one",
+		       KILL_SEGS_MAX * (KILL_SEG >> 20));
+	EXPECT_EQ(KILL_CUT, res)
 		TH_LOG("in none of %d trials did the kill cut the call short", KILL_TRIALS);
 }
 

@@ -7,7 +7,9 @@
  * the caller reads itself, clears its reference bits through
  * /proc/self/clear_refs first, and reads the "Referenced:" line of
  * /proc/self/smaps for the mappings that hold the untouched pages (kept
- * in VMAs of their own by MADV_DONTFORK) afterwards.
+ * in VMAs of their own by MADV_DONTFORK) afterwards.  Nor does it fault
+ * in a later element's page that is not present: the copy may never get
+ * there.
  */
 #include "../kselftest_harness.h"
 #include "cma_common.h"
@@ -185,6 +187,54 @@ TEST_F(window, holes_between_elements)
 	for (pg = 62; pg >= 0; pg -= 2)
 		elem(&self->a, pg, 9 * ELEM);
 	run_and_check(_metadata, &self->a, variant->write, hole);
+}
+
+/*
+ * Looking ahead pins a later element's pages only if they are present
+ * (FOLL_NOFAULT): it must not fault one in for a copy that may never get
+ * there.  Element 0 covers pages 0-1 of the area, element 1 lies on page
+ * 3, which is not present.  The second page of the caller's buffer for
+ * element 0 is unmapped, so the copy stops after page 0, before element 1
+ * and at a page boundary: exactly one page moves, whatever the
+ * architecture's copy routine.  Page 3 must still be absent afterwards
+ * (mincore(); a fault would map a page for writev, the zero page for
+ * readv).
+ */
+TEST_F(window, lookahead_faults_nothing_in)
+{
+	const int hole[] = { -1 }, zap[] = { 3, -1 };
+	size_t p = self->a.page, i;
+	struct iovec liov[2];
+	unsigned char in;
+	char *area, *l;
+	ssize_t ret;
+
+	ASSERT_EQ(0, area_setup(&self->a, 4, hole, zap));
+	area = self->a.area;
+	ASSERT_EQ(0, mincore(area + 3 * p, p, &in));
+	ASSERT_EQ(0, in & 1) TH_LOG("page 3 is present before the call");
+	l = mmap(NULL, 3 * p, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_TRUE(l != MAP_FAILED);
+	ASSERT_EQ(0, munmap(l + p, p));
+	cma_fill(l, p, 99);
+	cma_fill(l + 2 * p, p, 99);
+	liov[0] = (struct iovec){ l, 2 * p };
+	liov[1] = (struct iovec){ l + 2 * p, ELEM };
+	self->a.riov[0] = (struct iovec){ area, 2 * p };
+	self->a.riov[1] = (struct iovec){ area + 3 * p + 128, ELEM };
+	ret = cma_rw(variant->write, getpid(), liov, 2, self->a.riov, 2, 0);
+
+	ASSERT_EQ(0, mincore(area + 3 * p, p, &in));
+	EXPECT_EQ(0, in & 1) TH_LOG("looking ahead faulted page 3 in");
+	ASSERT_EQ((ssize_t)p, ret) TH_LOG("errno %d", errno);
+	/* Page 0 moved; nothing else did. */
+	EXPECT_EQ(0, memcmp(area, l, p));
+	EXPECT_EQ(-1, cma_cmp_pat(area + p, p, (uintptr_t)area + p, 11));
+	EXPECT_EQ(-1, cma_cmp_pat(l + 2 * p, p, (uintptr_t)l + 2 * p, 99));
+	for (i = 0; i < p; i++)
+		ASSERT_EQ(0, area[3 * p + i]) TH_LOG("byte %zu of page 3", i);
+	munmap(l, p);
+	munmap(l + 2 * p, p);
 }
 
 TEST_HARNESS_MAIN
