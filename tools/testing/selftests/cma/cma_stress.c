@@ -483,6 +483,34 @@ static long huge_reader(struct cma_target *t, int segs, struct reader_log *log, 
 }
 
 /*
+ * Fork a child that dies with this process.  The child gets 0, and in
+ * *@ready the write end of a pipe, to write one byte to once it is set up;
+ * the parent gets the child's pid when that byte has come.
+ */
+static pid_t fork_ready(struct __test_metadata *_metadata, int *ready)
+{
+	int fds[2];
+	pid_t pid;
+	char c;
+
+	ASSERT_EQ(0, pipe(fds));
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		close(fds[0]);
+		*ready = fds[1];
+		return 0;
+	}
+	close(fds[1]);
+	ASSERT_EQ(1, read(fds[0], &c, 1));
+	close(fds[0]);
+	return pid;
+}
+
+/*
  * How long a process takes to die here when it is not in a call: the
  * median of KILL_IDLE forks of this one, each killed while it waits in
  * pause().  Exit costs what the kernel, its debug options and the host's
@@ -491,25 +519,16 @@ static long huge_reader(struct cma_target *t, int segs, struct reader_log *log, 
 static double idle_death(struct __test_metadata *_metadata)
 {
 	double took[KILL_IDLE], t0, tmp;
-	int i, j, ready[2];
+	int i, j, ready;
 	pid_t pid;
-	char c;
 
 	for (i = 0; i < KILL_IDLE; i++) {
-		ASSERT_EQ(0, pipe(ready));
-		fflush(stdout);
-		fflush(stderr);
-		pid = fork();
-		ASSERT_LE(0, pid);
+		pid = fork_ready(_metadata, &ready);
 		if (!pid) {
-			prctl(PR_SET_PDEATHSIG, SIGKILL);
-			if (write(ready[1], "", 1) == 1)
+			if (write(ready, "", 1) == 1)
 				pause();
 			_exit(1);
 		}
-		close(ready[1]);
-		ASSERT_EQ(1, read(ready[0], &c, 1));
-		close(ready[0]);
 		t0 = cma_now();
 		kill(pid, SIGKILL);
 		ASSERT_EQ(pid, waitpid(pid, NULL, 0));
@@ -552,10 +571,10 @@ static enum kill_result kill_trial(struct __test_metadata *_metadata, struct cma
 	double t0, dt, into, fastest, wait, allowed;
 	enum kill_result res = KILL_MISSED;
 	struct reader_log *log;
-	int status, ready[2];
+	int status, ready;
 	const char *why;
 	bool reached;
-	char *tail, c;
+	char *tail;
 	pid_t pid;
 	long need;
 
@@ -564,19 +583,11 @@ static enum kill_result kill_trial(struct __test_metadata *_metadata, struct cma
 	memset(log, 0, sizeof(*log));
 	tail = mmap(NULL, KILL_SEG, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	ASSERT_TRUE(tail != MAP_FAILED);
-	ASSERT_EQ(0, pipe(ready));
-	fflush(stdout);
-	fflush(stderr);
-	pid = fork();
-	ASSERT_LE(0, pid);
+	pid = fork_ready(_metadata, &ready);
 	if (!pid) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		huge_reader(t, *segs, log, tail, ready[1]);
+		huge_reader(t, *segs, log, tail, ready);
 		_exit(1);
 	}
-	close(ready[1]);
-	ASSERT_EQ(1, read(ready[0], &c, 1));
-	close(ready[0]);
 	t0 = cma_now();
 	while (__atomic_load_n(&log->calls, __ATOMIC_SEQ_CST) < KILL_REF_CALLS &&
 	       cma_now() < t0 + 100)
