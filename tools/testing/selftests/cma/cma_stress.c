@@ -434,6 +434,7 @@ struct reader_log {
 #define KILL_REF_CALLS	2	/* calls timed before the kill */
 #define KILL_CHECK	(2 << 20)	/* a copy checks for a fatal signal this often */
 #define KILL_MARGIN	0.02	/* s: for the scheduler, on top of the rest */
+#define KILL_TELL	4	/* a call lasts this many times what a death may take */
 #define KILL_IDLE	3	/* idle processes killed to time a death */
 
 /*
@@ -555,15 +556,16 @@ enum kill_result {
  * take @allowed to die: four times what a process not in a call took
  * (@idle), the time to copy four times KILL_CHECK (the most a copy may go
  * on before it looks for the signal; the rest for its unpinning, and for
- * a busy host) and KILL_MARGIN.  A call shorter than ten times that
- * cannot tell a kill that cut it short from one that waited for its end:
- * the trial then kills the reader, grows *@segs (KILL_GROW), or gives up
- * at KILL_SEGS_MAX (KILL_TOO_SHORT).  Otherwise the reader is killed a
- * tenth of a call into the next one.  The trial counts only if the kill
- * came early in that call (between a twentieth and a quarter of the
- * fastest call in: a test delayed by the host's load aims late).  Then
- * the call must not have reached its end, and the caller must have died
- * within @allowed.  Every trial is logged.
+ * a busy host) and KILL_MARGIN.  A call shorter than KILL_TELL times
+ * that cannot tell a kill that cut it short from one that waited for its
+ * end (a kill that counts leaves three quarters of the call to run, which
+ * must be well beyond @allowed): the trial then kills the reader, grows
+ * *@segs (KILL_GROW), or gives up at KILL_SEGS_MAX (KILL_TOO_SHORT).
+ * Otherwise the reader is killed a tenth of a call into the next one.
+ * The trial counts only if the kill came early in that call (between a
+ * twentieth and a quarter of the fastest call in: a test delayed by the
+ * host's load aims late).  Then the call must not have reached its end,
+ * and the caller must have died within @allowed.  Every trial is logged.
  */
 static enum kill_result kill_trial(struct __test_metadata *_metadata, struct cma_target *t,
 				   int n, int *segs, double idle)
@@ -594,15 +596,15 @@ static enum kill_result kill_trial(struct __test_metadata *_metadata, struct cma
 		usleep(1000);
 	fastest = log->fastest;
 	allowed = KILL_MARGIN + 4 * idle + 4 * fastest * KILL_CHECK / ((double)*segs * KILL_SEG);
-	if (log->calls >= KILL_REF_CALLS && fastest < 10 * allowed) {
+	if (log->calls >= KILL_REF_CALLS && fastest < KILL_TELL * allowed) {
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
-		/* Aim at 12 times, for the noise; at least double. */
-		need = (long)(12 * allowed / fastest * *segs) + 1;
+		/* Aim at three times the least, for the noise; at least double. */
+		need = (long)(3 * KILL_TELL * allowed / fastest * *segs) + 1;
 		if (need < 2 * *segs)
 			need = 2 * *segs;
-		TH_LOG("trial %d: calls of %d MiB take %.3f s, under 10 x the %.3f s a killed",
-		       n, *segs * (KILL_SEG >> 20), fastest, allowed);
+		TH_LOG("trial %d: calls of %d MiB take %.3f s, under %d x the %.3f s a killed",
+		       n, *segs * (KILL_SEG >> 20), fastest, KILL_TELL, allowed);
 		TH_LOG("trial %d: caller may take to die (%.3f s for a process not in a call)%s",
 		       n, idle, *segs < KILL_SEGS_MAX ? ": reading more" : "");
 		if (*segs >= KILL_SEGS_MAX)
@@ -652,8 +654,8 @@ out:
  * SIGKILL ends a caller in the middle of a transfer of 256 MiB or more,
  * long before the call would have ended: the copy from a window that the
  * elements keep hitting checks for a fatal signal every 2 MiB.  The case
- * first makes sure that it can tell: a call must last ten times as long
- * as a killed caller may take to die, else the transfer grows, up to
+ * first makes sure that it can tell: a call must last KILL_TELL times as
+ * long as a killed caller may take to die, else the transfer grows, up to
  * 2046 MiB, and the case fails if even that is too short.  A kernel that
  * ignores the signal there fails every trial (the killed call reaches its
  * end, and the caller dies only when it returns); a loaded host can
