@@ -717,7 +717,7 @@ TEST_F(stress, sigkill_during_served_transfer)
 	struct iovec l, r;
 	uintptr_t raddr;
 	double t0, dt;
-	int status;
+	int status, ready;
 	long served;
 	char *buf;
 	pid_t pid;
@@ -733,13 +733,10 @@ TEST_F(stress, sigkill_during_served_transfer)
 	l.iov_len = len;
 	r.iov_base = x->rreg.addr;
 	r.iov_len = len;
-	fflush(stdout);
-	fflush(stderr);
-	pid = fork();
-	ASSERT_LE(0, pid);
+	pid = fork_ready(_metadata, &ready);
 	if (!pid) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		cma_readv(self->t.pid, &l, 1, &r, 1, 0);
+		if (write(ready, "", 1) == 1)
+			cma_readv(self->t.pid, &l, 1, &r, 1, 0);
 		_exit(1);
 	}
 	t0 = cma_now();
