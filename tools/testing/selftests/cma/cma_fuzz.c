@@ -170,6 +170,7 @@
 #define FZ_SHOW			24	/* elements shown of a long iovec */
 #define FZ_ROW			64	/* pages shown per line of a layout */
 #define FZ_READ_BACK		64	/* target pages read back after a readv, at most */
+#define FZ_THP_BYTES		(2UL << 20)	/* a THP block, with 4 KiB pages */
 
 enum fz_kind {
 	FZ_RW,		/* read-write, filled */
@@ -1660,7 +1661,6 @@ static void fz_count_back(const struct fz_case *c, const struct fz_expect *e, si
 		st.moved_back[b] += seen[b];
 }
 
-/* Count the outcome @got of a call that went as the model said. */
 /* From the lowest to the highest remote page that the first @got bytes moved in. */
 static size_t fz_span(const struct fz_case *c, const struct fz_expect *e, size_t got)
 {
@@ -1675,6 +1675,7 @@ static size_t fz_span(const struct fz_case *c, const struct fz_expect *e, size_t
 	return lo <= hi ? (hi - lo) / pg + 1 : 0;
 }
 
+/* Count the outcome @got of a call that went as the model said. */
 static void fz_count_outcome(const struct fz_case *c, const struct fz_expect *e, size_t got)
 {
 	size_t span;
@@ -2015,6 +2016,41 @@ static void fz_draw(struct fz_case *c)
 		c->rv[0].iov_base = (void *)(fz_rarena(c)->base + fz_below(4) * pg + fz_below(pg));
 		c->rv[0].iov_len = (fz_pages - 4) * pg + fz_below(4 * pg);
 	}
+}
+
+/*
+ * Where the remote iovecs lie in the caller's own local arena (c->self 2), a
+ * case is kept only if the model can say exactly what it does.  The kernel
+ * copies chunk after chunk, so a chunk reads what an earlier one wrote; but
+ * no chunk may overlap itself (in what order one copy moves its bytes is
+ * not the model's to know), and for readv no destination page may be one
+ * for which a read pin can hold another page than the one the local write
+ * lands in: a never touched private page (the pin holds the zero page) or a
+ * MAP_PRIVATE file page (its page cache page, until the write copies it).
+ * GUP and the write fault disagree there, in mainline as in ours.
+ */
+static bool fz_overlap_ok(const struct fz_case *c)
+{
+	struct fz_expect *e = &fz_exp;
+	unsigned int k;
+	size_t p;
+
+	fz_model(c, e);
+	for (k = 0; k < e->nchunks; k++) {
+		const struct fz_chunk *ch = &e->chunk[k];
+
+		if (ch->src < ch->dst + ch->len && ch->dst < ch->src + ch->len)
+			return false;
+		if (c->write)
+			continue;
+		for (p = (ch->dst - la.base) / pg; p <= (ch->dst + ch->len - 1 - la.base) / pg;
+		     p++)
+			if (la.back[p] == FZ_B_FPRIV ||
+			    (la.kind[p] == FZ_ZERO &&
+			     (la.back[p] == FZ_B_ANON || la.back[p] == FZ_B_THP)))
+				return false;
+	}
+	return true;
 }
 
 /* ---- structured remote vectors (--shapes) ------------------------------------ */
@@ -2582,41 +2618,6 @@ static void fz_draw_shaped(struct fz_case *c)
 }
 
 /*
- * Where the remote iovecs lie in the caller's own local arena (c->self 2), a
- * case is kept only if the model can say exactly what it does.  The kernel
- * copies chunk after chunk, so a chunk reads what an earlier one wrote; but
- * no chunk may overlap itself (in what order one copy moves its bytes is
- * not the model's to know), and for readv no destination page may be one
- * for which a read pin can hold another page than the one the local write
- * lands in: a never touched private page (the pin holds the zero page) or a
- * MAP_PRIVATE file page (its page cache page, until the write copies it).
- * GUP and the write fault disagree there, in mainline as in ours.
- */
-static bool fz_overlap_ok(const struct fz_case *c)
-{
-	struct fz_expect *e = &fz_exp;
-	unsigned int k;
-	size_t p;
-
-	fz_model(c, e);
-	for (k = 0; k < e->nchunks; k++) {
-		const struct fz_chunk *ch = &e->chunk[k];
-
-		if (ch->src < ch->dst + ch->len && ch->dst < ch->src + ch->len)
-			return false;
-		if (c->write)
-			continue;
-		for (p = (ch->dst - la.base) / pg; p <= (ch->dst + ch->len - 1 - la.base) / pg;
-		     p++)
-			if (la.back[p] == FZ_B_FPRIV ||
-			    (la.kind[p] == FZ_ZERO &&
-			     (la.back[p] == FZ_B_ANON || la.back[p] == FZ_B_THP)))
-				return false;
-	}
-	return true;
-}
-
-/*
  * Draw a case: one in ten has the caller as its own target, the remote
  * iovecs in a third arena or in the local one (falling back to the third
  * where fz_overlap_ok() refuses).
@@ -2991,8 +2992,8 @@ int main(int argc, char **argv)
 	if (pins && fz_read_pins(&acq0, &rel0, &ref0))
 		ksft_exit_skip("--check-pins: no nr_foll_pin_* in /proc/vmstat\n");
 
-	if (pg == 4096 && fz_pages >= FZ_WIN_BYTES / pg)
-		fz_blk = FZ_WIN_BYTES / pg;
+	if (pg == 4096 && fz_pages >= FZ_THP_BYTES / pg)
+		fz_blk = FZ_THP_BYTES / pg;
 	if (fz_arena_init(&la) || fz_arena_init(&ra) || fz_arena_init(&sa))
 		ksft_exit_skip("cannot map the arenas: %s\n", strerror(errno));
 	user_top = fz_probe_top();
