@@ -64,7 +64,8 @@
  * @span:	number of entries of @pages in use
  * @sparse:	the window holds later elements, and @pinned says which
  *		entries are pinned; else all @span of them are
- * @pinned:	when @sparse, a bit for each pinned entry of @pages
+ * @pinned:	when @sparse, a bit for each pinned entry of @pages (its
+ *		first @span bits are valid, set up by pvm_pin())
  * @stack_pages: the on-stack array that @pages starts as
  */
 struct pvm_xfer {
@@ -90,16 +91,14 @@ struct pvm_xfer {
  * Pages pinned for process_vm_writev() are marked dirty as they are
  * unpinned, so that changes to file-backed memory reach the file.
  */
-static void pvm_release(struct pvm_xfer *x)
+static inline void pvm_release(struct pvm_xfer *x)
 {
 	unsigned long i, n = x->span;
 
 	if (x->sparse) {
 		n = 0;
-		for_each_set_bit(i, x->pinned, x->span) {
-			__clear_bit(i, x->pinned);
+		for_each_set_bit(i, x->pinned, x->span)
 			x->pages[n++] = x->pages[i];
-		}
 	}
 	if (n)
 		unpin_user_pages_dirty_lock(x->pages, n, x->write);
@@ -149,6 +148,16 @@ static int pvm_lock(struct pvm_xfer *x)
 	return mmap_read_lock_killable(x->mm) ? -EINTR : 0;
 }
 
+/* bitmap_set(), without its call for the one page of a small element */
+static inline void pvm_set_bits(unsigned long *map, unsigned long i,
+				unsigned long n)
+{
+	if (n == 1)
+		__set_bit(i, map);
+	else
+		bitmap_set(map, i, n);
+}
+
 /**
  * pvm_pin_run() - pin a run of the window's pages
  * @x: the transfer, with the target's mmap lock held
@@ -162,8 +171,9 @@ static int pvm_lock(struct pvm_xfer *x)
  * address, or "would block" under PROCESS_VM_NOWAIT, as the man page
  * has it).
  */
-static long pvm_pin_run(struct pvm_xfer *x, unsigned long i, unsigned long nr,
-			unsigned int flags, int *locked)
+static inline long pvm_pin_run(struct pvm_xfer *x, unsigned long i,
+			       unsigned long nr, unsigned int flags,
+			       int *locked)
 {
 	long got = pin_user_pages_remote(x->mm, (x->first + i) << PAGE_SHIFT,
 					 nr, x->gup_flags | flags, x->pages + i,
@@ -171,7 +181,7 @@ static long pvm_pin_run(struct pvm_xfer *x, unsigned long i, unsigned long nr,
 
 	if (got > 0) {
 		if (x->sparse)
-			bitmap_set(x->pinned, i, got);
+			pvm_set_bits(x->pinned, i, got);
 		return got;
 	}
 	return got == -ENOMEM || got == -EINTR ? got : -EFAULT;
@@ -223,7 +233,7 @@ static int pvm_pin(struct pvm_xfer *x, const struct iovec *iov,
 		more = true;
 		lo = min(lo, a);
 		hi = max(hi, b);
-		bitmap_set(want, a - base, b - a);
+		pvm_set_bits(want, a - base, b - a);
 		left -= n;
 	}
 	if (!pvm_grow(x, hi - lo)) {
@@ -232,8 +242,10 @@ static int pvm_pin(struct pvm_xfer *x, const struct iovec *iov,
 		more = false;
 	}
 	own = min(own, hi - cur);
-	if (more)
+	if (more) {
 		bitmap_clear(want, cur - base, own);
+		bitmap_zero(x->pinned, hi - lo);
+	}
 	x->first = lo;
 	x->sparse = more;
 
@@ -248,11 +260,9 @@ static int pvm_pin(struct pvm_xfer *x, const struct iovec *iov,
 	 * a run may be pinned in part.
 	 */
 	if (got == own && locked && more) {
-		for_each_set_bitrange(s, e, want, 2 * PVM_SPAN_PAGES) {
-			if (base + s < lo || base + e > hi)
-				continue;
+		s = lo - base;
+		for_each_set_bitrange_from(s, e, want, hi - base)
 			pvm_pin_run(x, base + s - lo, e - s, FOLL_NOFAULT, NULL);
-		}
 	}
 	if (locked)
 		mmap_read_unlock(x->mm);
@@ -317,7 +327,8 @@ static ssize_t pvm_transfer(struct pvm_xfer *x, const struct iovec *riov,
 			struct page *page;
 
 			if (i >= x->span) {
-				pvm_release(x);
+				if (x->span)
+					pvm_release(x);
 				err = pvm_pin(x, iov, end, addr, len);
 				i = (addr >> PAGE_SHIFT) - x->first;
 			} else if (x->sparse && !test_bit(i, x->pinned)) {
@@ -476,7 +487,6 @@ static ssize_t process_vm_rw(pid_t pid, const struct iovec __user *lvec,
 	x.first = 0;
 	x.span = 0;
 	x.sparse = false;
-	bitmap_zero(x.pinned, PVM_SPAN_PAGES);
 
 	ret = pvm_transfer(&x, riov, riovcnt);
 
