@@ -161,7 +161,9 @@ gen_one() {
 	# lists of one patch only (kselftest, doc, arch, pidfd) are Cc:
 	# trailers of its message, which git send-email adds.  The cover
 	# letter goes to all of them: it is written again with every Cc:
-	# trailer of the series added.  Its From: is the committer's.
+	# trailer of the series added, but stable@: the fixes that carry
+	# "Cc: stable" reach stable by themselves, the rest of the series
+	# must not.  Its From: is the committer's.
 	fmt() {
 		GIT_COMMITTER_NAME=$CMA_AUTHOR_NAME GIT_COMMITTER_EMAIL=$CMA_AUTHOR_EMAIL \
 		git -C "$BASE" -c core.abbrev=12 format-patch -q --cover-letter --cover-from-description=subject \
@@ -174,7 +176,8 @@ gen_one() {
 	cc=()
 	while IFS= read -r msg; do
 		[ -n "$msg" ] && cc+=("--cc=$msg")
-	done < <(git -C "$BASE" log --reverse --format='%(trailers:key=Cc,valueonly,unfold)' "$BASE_REF..$BRANCH" | awk 'NF && !seen[$0]++')
+	done < <(git -C "$BASE" log --reverse --format='%(trailers:key=Cc,valueonly,unfold)' "$BASE_REF..$BRANCH" |
+		awk 'NF && !/stable@vger\.kernel\.org/ && !seen[$0]++')
 	fmt -o "$out.cover" "${cc[@]}"
 	mv "$out.cover/0000-cover-letter.patch" "$out/0000-cover-letter.patch"
 	rm -rf "$out.cover"
