@@ -64,8 +64,8 @@
  * @span:	number of entries of @pages in use
  * @sparse:	the window holds later elements, and @pinned says which
  *		entries are pinned; else all @span of them are
- * @pinned:	when @sparse, a bit for each pinned entry of @pages (its
- *		first @span bits are valid, set up by pvm_pin())
+ * @pinned:	when @sparse, a bit for each pinned entry of @pages,
+ *		zeroed by pvm_pin() over the window it plans
  * @stack_pages: the on-stack array that @pages starts as
  */
 struct pvm_xfer {
@@ -215,7 +215,9 @@ static int pvm_pin(struct pvm_xfer *x, const struct iovec *iov,
 	/*
 	 * The later elements whose pages fit in one span with @own's.  The
 	 * span holds @cur, so every page of it is within PVM_SPAN_PAGES of
-	 * @cur, and its bit (page - @base, modulo the word) in @want.
+	 * @cur and has bit (page - @base) in @want: unsigned arithmetic, so
+	 * right even where @base wraps below zero.  Only bits from lo - @base
+	 * to hi - @base are ever set.
 	 */
 	for (iov++; iov < end && left && x->looks; iov++, x->looks--) {
 		n = min(iov->iov_len, left);
