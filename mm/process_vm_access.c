@@ -66,6 +66,8 @@
  *		entries are pinned; else all @span of them are
  * @pinned:	when @sparse, a bit for each pinned entry of @pages,
  *		zeroed by pvm_pin() over the window it plans
+ * @want:	pvm_pin()'s plan of the pages to pin (here rather than on its
+ *		stack, where an initialised stack would zero it every window)
  * @stack_pages: the on-stack array that @pages starts as
  */
 struct pvm_xfer {
@@ -81,6 +83,7 @@ struct pvm_xfer {
 	unsigned long span;
 	bool sparse;
 	DECLARE_BITMAP(pinned, PVM_SPAN_PAGES);
+	DECLARE_BITMAP(want, 2 * PVM_SPAN_PAGES);
 	struct page *stack_pages[PVM_STACK_PAGES];
 };
 
@@ -201,7 +204,7 @@ static inline long pvm_pin_run(struct pvm_xfer *x, unsigned long i,
 static int pvm_pin(struct pvm_xfer *x, const struct iovec *iov,
 		   const struct iovec *end, unsigned long addr, size_t len)
 {
-	DECLARE_BITMAP(want, 2 * PVM_SPAN_PAGES);
+	unsigned long *want = x->want;
 	unsigned long cur = addr >> PAGE_SHIFT, base = cur - PVM_SPAN_PAGES;
 	unsigned long lo = cur, hi, own, a, b, s, e;
 	size_t left = iov_iter_count(x->iter) - len, n;
