@@ -59,11 +59,10 @@
  * @nowait:	PROCESS_VM_NOWAIT was given
  * @looks:	later elements the call may still look at
  * @pages:	the window: @pages[i] is page @first + i, if pinned
- * @held:	when @sparse, the pinned pages in the order they were pinned:
- *		what pvm_release() unpins, with no search of @pinned; it
- *		shares the allocation of @pages, at @pages + @max_pages
- * @nr_held:	when @sparse, the number of entries in @held
- * @max_pages:	capacity of @pages, and of @held
+ * @nr_held:	when @sparse, the number of pinned pages listed, in the order
+ *		they were pinned, at @pages + @max_pages: what pvm_release()
+ *		unpins, with no search of @pinned
+ * @max_pages:	capacity of @pages; as many entries follow it for that list
  * @first:	page number (address >> PAGE_SHIFT) of @pages[0]
  * @span:	number of entries of @pages in use
  * @sparse:	the window holds later elements, and @pinned says which
@@ -72,7 +71,7 @@
  *		zeroed by pvm_pin() over the window it plans
  * @want:	pvm_pin()'s plan of the pages to pin (here rather than on its
  *		stack, where an initialised stack would zero it every window)
- * @stack_pages: the on-stack array that @pages and @held start in
+ * @stack_pages: the on-stack array that @pages and its list start in
  */
 struct pvm_xfer {
 	struct mm_struct *mm;
@@ -82,7 +81,6 @@ struct pvm_xfer {
 	bool nowait;
 	unsigned long looks;
 	struct page **pages;
-	struct page **held;
 	unsigned long nr_held;
 	unsigned long max_pages;
 	unsigned long first;
@@ -102,11 +100,11 @@ struct pvm_xfer {
  */
 static inline void pvm_release(struct pvm_xfer *x)
 {
+	struct page **pages = x->pages + (x->sparse ? x->max_pages : 0);
 	unsigned long n = x->sparse ? x->nr_held : x->span;
 
 	if (n)
-		unpin_user_pages_dirty_lock(x->sparse ? x->held : x->pages, n,
-					    x->write);
+		unpin_user_pages_dirty_lock(pages, n, x->write);
 	x->span = 0;
 	x->nr_held = 0;
 }
@@ -119,7 +117,7 @@ static inline void pvm_release(struct pvm_xfer *x)
  * Failing to allocate is not an error: the caller then plans a smaller
  * window.  With PROCESS_VM_NOWAIT the allocation does not wait for reclaim.
  *
- * Return: true if @x->pages and @x->held each hold @want entries.
+ * Return: true if @x->pages holds @want entries, and its list as many.
  */
 static bool pvm_grow(struct pvm_xfer *x, unsigned long want)
 {
@@ -136,7 +134,6 @@ static bool pvm_grow(struct pvm_xfer *x, unsigned long want)
 	if (x->pages != x->stack_pages)
 		kfree(x->pages);
 	x->pages = pages;
-	x->held = pages + n;
 	x->max_pages = n;
 	return true;
 }
@@ -183,9 +180,9 @@ static inline void pvm_set_bits(unsigned long *map, unsigned long i,
  * @flags: FOLL_ flags beyond @x->gup_flags
  * @locked: set to 0 if the lock was dropped; NULL if it must not be
  *
- * In a sparse window, the pages pinned are marked in @x->pinned and added
- * to @x->held; since no page is pinned twice, @x->held never holds more
- * than the window's span.
+ * In a sparse window, the pages pinned are marked in @x->pinned and listed
+ * after the window's @x->max_pages entries; since no page is pinned twice,
+ * the list never holds more than the window's span.
  *
  * Return: the number of pages pinned from @i on, or a negative errno:
  * -ENOMEM or -EINTR where that is what happened, else -EFAULT (a bad
@@ -196,6 +193,7 @@ static inline long pvm_pin_run(struct pvm_xfer *x, unsigned long i,
 			       unsigned long nr, unsigned int flags,
 			       int *locked)
 {
+	struct page **held = x->pages + x->max_pages;
 	long n, got = pin_user_pages_remote(x->mm, (x->first + i) << PAGE_SHIFT,
 					    nr, x->gup_flags | flags,
 					    x->pages + i, locked);
@@ -205,7 +203,7 @@ static inline long pvm_pin_run(struct pvm_xfer *x, unsigned long i,
 			VM_WARN_ON_ONCE(x->nr_held + got > x->max_pages);
 			pvm_set_bits(x->pinned, i, got);
 			for (n = 0; n < got; n++)
-				x->held[x->nr_held++] = x->pages[i + n];
+				held[x->nr_held++] = x->pages[i + n];
 		}
 		return got;
 	}
@@ -538,7 +536,6 @@ static ssize_t process_vm_rw(pid_t pid, const struct iovec __user *lvec,
 	x.gup_flags = (write ? FOLL_WRITE : 0) | (x.nowait ? FOLL_NOWAIT : 0);
 	x.looks = riovcnt * PVM_LOOKS_PER_SEG;
 	x.pages = x.stack_pages;
-	x.held = x.stack_pages + PVM_STACK_PAGES;
 	x.max_pages = PVM_STACK_PAGES;
 	x.first = 0;
 	x.span = 0;
