@@ -22,9 +22,11 @@
 # trace there is 100-160 thousand instructions, where one interrupt or
 # activation more is below 0.1 %, and four traces would double the time.
 # A rep-prefixed string instruction counts once, and its iterations
-# (bytes or words moved) go in their own column.  The figures are exact
-# and repeat from run to run; they say what the guest CPU executes, not
-# how long it takes on hardware.
+# (bytes or words moved) go in their own column.  The figures are exact;
+# a function's count repeats from run to run, a whole call's can move by
+# 5-10 where a cond_resched() or a page's activation takes another path
+# in one of the runs (compare the per-function lists then).  They say
+# what the guest CPU executes, not how long it takes on hardware.
 #
 # With our mm/gup.c change in the overlay (mm/gup.c.patch), A and B come
 # from two kernels, since the change would speed up both sides of one:
