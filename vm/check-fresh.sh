@@ -19,10 +19,12 @@
 # $FRESH_CACHE (default ~/.cache/cma-fresh), so that a new clone (CI)
 # need not debootstrap again; it is made again when the mirror changes or
 # it is older than FRESH_MAX_DAYS (default 14).  No project command ever
-# runs in it: every run unpacks a new copy.  The last run's root stays in $B/fresh/root for a look at
-# its logs (/root/project/build/check) until the next run.  The mounts
-# live in a private mount namespace (unshare): they never show on the
-# host, and vanish when the run ends, however it ends.
+# runs in it: every run unpacks a new copy.  A root where a command failed
+# stays in $B/fresh/root for a look (/root/project/build/check) until the
+# next run; one where all passed is removed, its make check logs kept in
+# $B/fresh/check.  The mounts live in a private mount namespace (unshare):
+# they never show on the host, and vanish when the run ends, however it
+# ends.
 #   FRESH_CMDS="run check"   the make targets to run (default both); e.g.
 #                            FRESH_CMDS=clients-check for make clients' pass/fail part;
 #                            "targets" stands for every documented target with
@@ -150,6 +152,7 @@ if [ "${1:-}" = --inside ]; then
 			[ $rc -ne 124 ] || label="$label (timed out)"
 			printf 'FAIL fresh root: make %-13s %5ss  exit %d (log: %s)\n' "$label" $t $rc "$F/make-${label%% *}.log"
 			tail -n 25 "$F/make-${label%% *}.log" | sed 's/^/     /'
+			disk_full_note "$F" | sed 's/^/     /'
 		fi
 		case $label in
 		run) grep -E '^demo:' "$F/make-$label.log" | sed 's/^/     /' || true ;;
@@ -237,6 +240,7 @@ head=$(git -C "$root/root/project" log -1 --format='%h %s')
 [ -z "$(git -C "$ROOT" status --porcelain --untracked-files=no)" ] ||
 	stage "check-fresh: the work tree has uncommitted changes; testing the committed HEAD only"
 stage "check-fresh: $head, in a fresh $SUITE minbase root ($(echo "$sources" | awk '{ print $2 }' | paste -sd' '))"
+echo "check-fresh: $(($(disk_free_mib "$F") / 1024)) GiB free in $F; the root takes about 14 GiB"
 
 rc=0
 unshare --mount --propagation private "$0" --inside &
@@ -250,4 +254,12 @@ n=$(fresh_entries | wc -l)
 t=$(($(date +%s) - T_ALL))
 echo "check-fresh: wall time ${t}s ($((t / 60))m$(printf %02d $((t % 60)))s), the root's unpacking included"
 echo "check-fresh: $((n - rc)) passed, $rc failed"
+# A root that passed keeps only its logs: its kernel trees and objects
+# would hold the disk until the next run.
+if [ $rc -eq 0 ]; then
+	rm -rf "$F/check"
+	[ ! -d "$root/root/project/build/check" ] || cp -a "$root/root/project/build/check" "$F/check"
+	rm -rf "$root"
+	echo "check-fresh: the root removed; its logs in $F"
+fi
 [ $rc -eq 0 ]

@@ -142,7 +142,8 @@ st_stock_same_tree() {
 # Each patch builds on its own: the objects it touches, in a tree at that
 # patch (x86_64 VM config).
 st_bisect() { bisect_series "$B/am" cma-base "$B/bisect" "$B/obj-bisect"; }
-st_stock_bisect() { bisect_series "$B/am-stock" stock "$B/bisect-stock" "$B/obj-bisect-stock"; }
+# One worktree for both series (1.7 GiB less on disk; its objects stay apart).
+st_stock_bisect() { bisect_series "$B/am-stock" stock "$B/bisect" "$B/obj-bisect-stock"; }
 # kdoc_no_worse WT C: each C file or header (outside tools/) that commit C
 # changes has no more kernel-doc -Wall warnings after it than before: the
 # fixes to mainline's file, which is not kernel-doc clean, add none, and

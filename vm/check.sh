@@ -95,6 +95,7 @@ stage_run() {
 		FAILED+=("$name")
 		printf 'FAIL %-22s %4ss  (log: %s)\n' "$name" $(($(date +%s) - _st_t0)) "$LOGS/$name.log"
 		grep -E 'FAIL|not ok|rror' "$LOGS/$name.log" | head -n 15 | sed 's/^/     /'
+		disk_full_note "$B" | sed 's/^/     /'
 	fi
 	return $_st_rc
 }

@@ -119,3 +119,17 @@ worktree_at() {
 		git -C "$dir" clean -q -fdx
 	fi
 }
+
+# disk_free_mib DIR: MiB free on the file system that holds DIR.
+disk_free_mib() {
+	df -Pm "$1" 2>/dev/null | awk 'NR == 2 { print $4 }'
+}
+# disk_full_note DIR: a line saying so when that file system is nearly
+# full (under 1 GiB free), so that a failure from a full disk (git's
+# "unable to write file", a linker's short write) reads as what it is.
+disk_full_note() {
+	local m
+	m=$(disk_free_mib "$1")
+	[ -n "$m" ] && [ "$m" -lt 1024 ] || return 0
+	echo "the disk that holds $1 has $m MiB free: it filled up (make check needs about 14 GiB, check-fresh 16 GiB more)"
+}
