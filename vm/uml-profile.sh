@@ -16,6 +16,8 @@
 #   BUILD_ALIGN=N                        profile the build with functions
 #                                        aligned to N bytes (vm/build.sh)
 #   PROFILE_TOP=N                        functions listed (default 40)
+#   PROFILE_LINES=N                      lines of our file listed (default
+#                                        25; 0: none)
 #
 # cma-ab alternates A and B, so both sides run the same number of calls;
 # each side's share of the samples is its share of the time.  Samples are
@@ -25,7 +27,7 @@
 # system calls: UML traps each with ptrace, and its user-memory access
 # walks page tables in software, so those costs are UML's, not a
 # hardware kernel's.  Output: the tables, and $B/uml-profile/ (perf.data,
-# run.log, samples.txt, functions.txt).
+# run.log, samples.txt, functions.txt, ours-lines.txt).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -33,6 +35,7 @@ command -v perf >/dev/null || die "uml-profile: perf is missing (vm/deps.sh inst
 args=${*:--n 61 -t 20 -s 4K -P 4k -S s8k}
 align=${BUILD_ALIGN:-0}
 top=${PROFILE_TOP:-40}
+lines=${PROFILE_LINES:-25}
 out=$B/uml-profile
 rm -rf "$out"
 mkdir -p "$out"
@@ -103,3 +106,55 @@ awk -v top="$top" '
 	}' "$out/functions.txt"
 sort -k2,2rn "$out/functions.txt" | head -n "$top" | awk '{ print $2, $1 }'
 echo "(host perf, cpu-clock at 4999 Hz, on the UML kernel process; see vm/uml-profile.sh for how to read it)"
+
+# Our file by source line: the object compiled again with -g from the
+# command kbuild recorded (debug info leaves the code as it was: checked),
+# each sample's offset in its .text given to addr2line -i, and binned by
+# the innermost line of our file it lies in, with the line of our file
+# that one is inlined into.
+[ "$lines" -gt 0 ] || exit 0
+o=mm/process_vm_ours.o
+cmd=$(sed -n "s|^savedcmd_$o := ||p" "$obj/mm/.process_vm_ours.o.cmd")
+[ -n "$cmd" ] || die "uml-profile: no build command for $o"
+cmd=${cmd/-Wp,-MMD,mm\/.process_vm_ours.o.d/}
+cmd=${cmd/ -o $o / -g -o $out/ours-g.o }
+(cd "$obj" && eval "$cmd") || die "uml-profile: $o does not build with -g"
+cmp -s <(objdump -d --no-show-raw-insn "$obj/$o" | sed 1,3d) \
+	<(objdump -d --no-show-raw-insn "$out/ours-g.o" | sed 1,3d) ||
+	die "uml-profile: $o with -g is not the same code"
+read -r lo hi _ < <(grep " $o\$" "$ranges")
+awk -v lo="$lo" -v hi="$hi" '$1 >= lo && $1 < hi' "$out/samples.txt" | sort | uniq -c |
+	while read -r n a; do printf '%d 0x%x\n' "$n" $((16#$a - 16#$lo)); done >"$out/ours-offsets.txt"
+cut -d' ' -f2 "$out/ours-offsets.txt" | addr2line -a -i -e "$out/ours-g.o" >"$out/ours-a2l.txt"
+awk -v src=process_vm_ours.c '
+	FNR == NR { n[$2] = $1; next }
+	function flush() {
+		if (at == "" || own == "") return
+		by[own (up != "" ? " in " up : "")] += n[at]
+	}
+	/^0x/ { flush(); at = sprintf("0x%x", strtonum_hex($1)); own = up = ""; next }
+	{
+		split($1, f, ":")
+		file = f[1]
+		sub(/.*\//, "", file)
+		if (file != src) next
+		if (own == "") { own = f[2]; path = f[1] } else if (up == "") up = f[2]
+	}
+	function strtonum_hex(h,   i, v, c) {
+		v = 0
+		h = tolower(substr(h, 3))
+		for (i = 1; i <= length(h); i++) {
+			c = index("0123456789abcdef", substr(h, i, 1)) - 1
+			v = v * 16 + c
+		}
+		return v
+	}
+	END { flush(); print "@", path; for (k in by) print by[k], k }' \
+	"$out/ours-offsets.txt" "$out/ours-a2l.txt" >"$out/ours-lines.raw"
+path=$(awk '$1 == "@" { print $2 }' "$out/ours-lines.raw")
+grep -v '^@' "$out/ours-lines.raw" | sort -rn >"$out/ours-lines.txt"
+printf '\n== Our file by source line (%d samples; LINE in CALLER: inlined there) ==\n' \
+	"$(awk '{ s += $1 } END { print s + 0 }' "$out/ours-lines.txt")"
+head -n "$lines" "$out/ours-lines.txt" | while read -r n ln rest; do
+	printf '%5d %-12s %s\n' "$n" "$ln $rest" "$(sed -n "${ln}{s/^[[:space:]]*//;p}" "$path" | cut -c1-64)"
+done
