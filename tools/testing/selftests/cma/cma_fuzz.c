@@ -69,7 +69,7 @@
  *   jitter: a stride with random jitter;
  *   sparse: every k-th page (k 1-4) of a range of up to 700 pages, each
  *     visited in turn in a shuffled order (a gather when the range is small);
- *   alternate: between two areas 2 to 2000 pages apart (127-129 and 511-513
+ *   alternate: between two areas 2 to 2000 pages apart (15-17 and 511-513
  *     among them), ahead or behind, standing or walking;
  *   mix: a walk of near steps and random far jumps;
  *   run: small elements back to back (or with small gaps) over 256 to 1024
@@ -82,8 +82,8 @@
  *     2 MiB less a page behind or ahead of the first, then one 0-2 pages
  *     past that (the largest window, the farthest look-behind, one page
  *     too many); or elements of 2 MiB, less or plus a page or a byte;
- *   scatter: 7-9 or 15-17 elements each 2 MiB from the last (the miss
- *     cutoff), then a group of near ones (look-ahead comes back).
+ *   scatter: 7-9 or 15-17 elements each 2 MiB from the last (windows of
+ *     one element each), then a group of near ones (one window for them).
  * Shapes are placed at random in the arena (now and then just over one of its
  * ends, into the guard pages), wrapped around it when larger; one case in
  * seven chains two or three shapes; a few get zero-length elements or one
@@ -220,7 +220,7 @@ enum fz_shape {
 	FZ_SH_EXCURSION,	/* a run with blocks of far elements in it */
 	FZ_SH_BEHIND,		/* blocks, each starting behind where the last one was */
 	FZ_SH_EDGE,		/* pairs at the window's limits: 2 MiB apart, +-1 page */
-	FZ_SH_SCATTER,		/* 2 MiB apart in turn, then a dense group: the miss cutoff */
+	FZ_SH_SCATTER,		/* 2 MiB apart in turn, then a dense group */
 	FZ_SH_NR
 };
 
@@ -1415,31 +1415,27 @@ static int fz_reset_dirty(struct fz_arena *a)
 /* ---- window coverage ------------------------------------------------------ */
 
 /*
- * The limits of our kernel's windows (mm/process_vm_access.c), in bytes as
- * there, so that they hold on every page size:
- *   a window spans at most 2 MiB (PVM_MAX_PAGES): it reaches up to 2 MiB
- *   less a page behind the page the copy resumes at (look-behind), or ahead
- *   of it (look-ahead); an element of 2 MiB or more gets a window of its own;
- *   past 128 KiB (PVM_STACK_PAGES, the on-stack page array) a window grows
- *   only while one page in 4 (PVM_MIN_DENSITY) of its span is in its set;
+ * The limits of our kernel's windows (mm/process_vm_access.c), as there:
+ *   a window spans at most 2 MiB (PVM_SPAN_PAGES, in bytes on every page
+ *   size): it reaches up to 2 MiB less a page behind the page the copy
+ *   resumes at (look-behind), or ahead of it (look-ahead), and takes the
+ *   later elements in order while their pages fit that span with the pages
+ *   taken so far; an element of 2 MiB or more gets windows of its own;
+ *   past 16 pages (PVM_STACK_PAGES) a window's page array is allocated;
  *   a call looks at no more than 4 elements per remote element
- *   (PVM_LOOKS_PER_SEG);
- *   after 8 windows in a row that served at most one later element
- *   (PVM_MISSES), only one window in 8 looks ahead (the miss cutoff).
+ *   (PVM_LOOKS_PER_SEG).
  * fz_windows() chooses windows over a case's remote iovecs as those rules
  * do, up to the bytes the call moved, and counts the cases in which each
- * limit was reached: the seed's run prints them.  A window holds the pages
- * of the current element, and of the later elements those that are present:
- * taken here as the filled pages (read-write, or read-only for readv) and
- * those an earlier window of the call faulted in.  That is close to what the
- * kernel finds, not exact (a page the fuzzer read through /proc/PID/mem is
- * present too), so the counts are a measure of reach, no part of the model.
+ * limit was reached: the seed's run prints them.  A window serves every
+ * page of its span that an element reaches (a page not pinned with the
+ * window is pinned when the copy gets there), and the copy takes a new
+ * window at the first page outside it.  A page that cannot be pinned ends
+ * a window early in the kernel, not here, so the counts are a measure of
+ * reach, no part of the model.
  */
 #define FZ_WIN_BYTES		(2UL << 20)
-#define FZ_WIN_STACK_BYTES	(128UL << 10)
-#define FZ_WIN_DENSITY		4
+#define FZ_WIN_STACK_PAGES	16
 #define FZ_WIN_LOOKS		4
-#define FZ_WIN_MISSES		8
 
 enum fz_wev {
 	FZ_W_AHEAD,		/* a window held a later element's pages */
@@ -1449,48 +1445,29 @@ enum fz_wev {
 	FZ_W_SPAN_AHEAD,	/* look-ahead stopped: 2 MiB span, element above */
 	FZ_W_SPAN_BEHIND,	/* look-ahead stopped: 2 MiB span, element below */
 	FZ_W_OWN_LARGE,		/* an element of 2 MiB or more, in windows of its own */
-	FZ_W_STACK,		/* a window past the on-stack array (128 KiB) */
-	FZ_W_DENSITY,		/* look-ahead stopped by the density rule */
+	FZ_W_STACK,		/* a window past the on-stack array (16 pages) */
 	FZ_W_LOOKS,		/* the call's looks ran out */
-	FZ_W_CUTOFF,		/* 8 windows alone in a row: look-ahead rationed */
-	FZ_W_RECOVER,		/* a rationed look-ahead found elements again */
 	FZ_W_NR
 };
 
 static const char * const fz_wev_name[] = {
 	"look-ahead", "look-behind", "look-behind to 2 MiB - 1 page", "window of 2 MiB",
 	"stop at 2 MiB ahead", "stop at 2 MiB behind", "element >= 2 MiB",
-	"window > 128 KiB", "stop by density", "looks ran out", "miss cutoff",
-	"look-ahead after the cutoff",
+	"window > 16 pages", "looks ran out",
 };
 
 static unsigned long fz_wev_cases[FZ_W_NR];
 
 struct fz_wsim {
 	const struct fz_case *c;
-	const struct fz_arena *a;
-	unsigned long first, span, base, looks, misses, maxp, cur, mid;
-	unsigned long first_set, span_set;	/* the pages of set[] in use */
-	bool sparse, set_used;
+	unsigned long first, span, looks, maxp;
 	bool ev[FZ_W_NR];
-	unsigned char *faulted;	/* per page of @a: faulted in by this call */
-	unsigned char set[2 * (FZ_WIN_BYTES / 4096) + 1];
 };
 
 /* Whether page @p is in the window. */
 static bool fz_w_has(const struct fz_wsim *w, unsigned long p)
 {
-	size_t i = p - w->a->base / pg;
-	int k;
-
-	if (p - w->first >= w->span || (w->sparse && !w->set[p - w->base]))
-		return false;
-	if (p - w->cur < w->mid)
-		return true;
-	if (i >= fz_pages)
-		return false;
-	k = w->a->kind[i];
-	return k == FZ_RW || (k == FZ_RO && !w->c->write) || w->faulted[i];
+	return p - w->first < w->span;
 }
 
 /* Choose the window for element @seg at @addr, @len bytes left, @left to go. */
@@ -1498,43 +1475,26 @@ static void fz_w_choose(struct fz_wsim *w, unsigned long seg, uintptr_t addr, si
 			size_t left)
 {
 	const struct fz_case *c = w->c;
-	unsigned long cur = addr / pg, lo, hi, p0, p1, p, held, more, nlo, nhi, own;
-	unsigned long was = w->misses, joined = 0;
-	unsigned long rn = c->rn;
+	unsigned long cur = addr / pg, lo = cur, hi, p0, p1, nlo, nhi;
+	bool joined = false;
 	uintptr_t last;
 
 	len = len < left ? len : left;
 	left -= len;
-	lo = cur;
-	hi = cur + (addr % pg + len + pg - 1) / pg;
-	w->first = cur;
-	w->sparse = false;
-	w->ev[FZ_W_LOOKS] |= !w->looks;
-	if (hi - lo >= w->maxp)
+	last = addr + (len - 1);
+	hi = last < addr ? cur + w->maxp : last / pg + 1;
+	if (hi - lo >= w->maxp) {
 		w->ev[FZ_W_OWN_LARGE] = true;
-	/* Past the cutoff, a window alone is counted here, one that looks below. */
-	if (seg + 1 == rn || !left || hi - lo >= w->maxp || !w->looks ||
-	    (w->misses >= FZ_WIN_MISSES && (w->misses + 1) % FZ_WIN_MISSES &&
-	     ++w->misses)) {
-		w->span = hi - lo < w->maxp ? hi - lo : w->maxp;
-		return;
+		hi = lo + w->maxp;
 	}
-	/* The last set chosen is cleared: it lies in [first, first + span). */
-	if (w->set_used)
-		memset(w->set + (w->first_set - w->base), 0, w->span_set);
-	w->base = cur - (cur < w->maxp - 1 ? cur : w->maxp - 1);
-	memset(w->set + (lo - w->base), 1, hi - lo);
-	held = hi - lo;
-	own = held;
-	while (left && ++seg < rn && w->looks) {
-		w->looks--;
+	for (seg++; seg < c->rn && left && w->looks; seg++, w->looks--) {
 		len = c->rv[seg].iov_len < left ? c->rv[seg].iov_len : left;
 		if (!len)
 			continue;
 		addr = (uintptr_t)c->rv[seg].iov_base;
 		last = addr + (len - 1);
 		if (last < addr)
-			last = UINTPTR_MAX;
+			break;
 		p0 = addr / pg;
 		p1 = last / pg;
 		nlo = p0 < lo ? p0 : lo;
@@ -1543,87 +1503,39 @@ static void fz_w_choose(struct fz_wsim *w, unsigned long seg, uintptr_t addr, si
 			w->ev[p0 < lo ? FZ_W_SPAN_BEHIND : FZ_W_SPAN_AHEAD] = true;
 			break;
 		}
-		for (more = 0, p = p0; p <= p1; p++)
-			more += !w->set[p - w->base];
-		if (nhi - nlo > FZ_WIN_STACK_BYTES / pg &&
-		    nhi - nlo > (held + more) * FZ_WIN_DENSITY) {
-			w->ev[FZ_W_DENSITY] = true;
-			break;
-		}
-		memset(w->set + (p0 - w->base), 1, p1 - p0 + 1);
-		joined++;
-		held += more;
+		joined = true;
 		left -= len;
 		lo = nlo;
 		hi = nhi;
 	}
 	w->ev[FZ_W_LOOKS] |= !w->looks;
-	/* A window that served one later element counts as a miss too. */
-	w->misses = joined < 2 ? w->misses + 1 : 0;
-	w->ev[FZ_W_CUTOFF] |= w->misses == FZ_WIN_MISSES;
-	w->ev[FZ_W_RECOVER] |= was >= FZ_WIN_MISSES && !w->misses;
-	w->ev[FZ_W_AHEAD] |= held > own;
+	w->ev[FZ_W_AHEAD] |= joined;
 	w->ev[FZ_W_BEHIND] |= lo < cur;
 	w->ev[FZ_W_BEHIND_MAX] |= cur - lo == w->maxp - 1;
 	w->ev[FZ_W_LARGEST] |= hi - lo == w->maxp;
-	w->ev[FZ_W_STACK] |= hi - lo > FZ_WIN_STACK_BYTES / pg;
+	w->ev[FZ_W_STACK] |= hi - lo > FZ_WIN_STACK_PAGES;
 	w->first = lo;
 	w->span = hi - lo;
-	w->sparse = held < hi - lo;
-	w->set_used = true;
-	w->first_set = lo;
-	w->span_set = hi - lo;
-}
-
-/* The window is pinned: the current element's pages in it are faulted in. */
-static void fz_w_pinned(struct fz_wsim *w, uintptr_t addr, size_t len)
-{
-	unsigned long p;
-	size_t i;
-
-	w->cur = addr / pg;
-	w->mid = (addr % pg + len + pg - 1) / pg;
-	if (w->mid > w->first + w->span - w->cur)
-		w->mid = w->first + w->span - w->cur;
-	for (p = w->cur; p < w->cur + w->mid; p++) {
-		i = p - w->a->base / pg;
-		if (i < fz_pages)
-			w->faulted[i] = 1;
-	}
 }
 
 /* Choose windows for the first @got bytes of case @c, and count the limits reached. */
 static void fz_windows(const struct fz_case *c, const struct fz_expect *e, size_t got)
 {
-	static struct fz_wsim w;
-	static unsigned char *faulted;
+	struct fz_wsim w = { .c = c };
 	size_t left = e->ltot, len, n, step;
 	unsigned long seg, k;
 	uintptr_t addr;
 
-	if (!got || c->rn > FZ_IOV_MAX || pg != 4096)
+	if (!got || c->rn > FZ_IOV_MAX)
 		return;
-	if (w.set_used)
-		memset(w.set + (w.first_set - w.base), 0, w.span_set);
-	memset(&w, 0, offsetof(struct fz_wsim, set));
-	if (!faulted)
-		faulted = malloc(fz_pages);
-	if (!faulted)
-		return;
-	memset(faulted, 0, fz_pages);
-	w.faulted = faulted;
-	w.a = fz_rarena(c);
-	w.c = c;
 	w.maxp = FZ_WIN_BYTES / pg;
 	w.looks = c->rn * FZ_WIN_LOOKS;
 	for (seg = 0; seg < c->rn && got; seg++) {
 		addr = (uintptr_t)c->rv[seg].iov_base;
 		len = c->rv[seg].iov_len < left ? c->rv[seg].iov_len : left;
 		while (len && got) {
-			if (!fz_w_has(&w, addr / pg)) {
+			if (!fz_w_has(&w, addr / pg))
 				fz_w_choose(&w, seg, addr, len, left);
-				fz_w_pinned(&w, addr, len < left ? len : left);
-			}
 			for (n = 1; fz_w_has(&w, addr / pg + n) &&
 			     n < (addr % pg + len + pg - 1) / pg; n++)
 				;
@@ -2138,10 +2050,10 @@ static long long fz_near_stride(void)
 	return r == 4 ? 2 * pg : 1 + fz_below(pg);
 }
 
-/* A distance in pages around the limits of the look-ahead map and window. */
+/* A distance in pages around the limits of the window: its stack array, its span. */
 static long long fz_far_pages(void)
 {
-	static const unsigned short edge[] = { 127, 128, 129, 511, 512, 513 };
+	static const unsigned short edge[] = { 15, 16, 17, 511, 512, 513 };
 
 	switch (fz_below(5)) {
 	case 0:
@@ -2149,7 +2061,7 @@ static long long fz_far_pages(void)
 	case 1:
 		return 2 + fz_below(126);
 	case 2:
-		return 130 + fz_below(382);
+		return 128 + fz_below(384);
 	default:
 		return 514 + fz_below(fz_pages);
 	}
@@ -2405,9 +2317,8 @@ static unsigned long fz_shape1(struct iovec *v, long long *off, unsigned long ma
 	case FZ_SH_SCATTER:
 		/*
 		 * Runs of 7-9 or 15-17 elements, each over 2 MiB from the one
-		 * before (no window joins them: the miss count rises to the
-		 * cutoff), then a group of near elements that windows could
-		 * share again.
+		 * before (no window joins them: a window per element), then a
+		 * group of near elements that windows share again.
 		 */
 		k = fz_pct(50) ? 7 + fz_below(3) : 15 + fz_below(3);
 		blk = 0;
