@@ -9,7 +9,7 @@
  * The remote iovecs are copied in order through a window of pinned pages.
  * A window holds the pages of the element being copied and those of the
  * elements after it, in order, for as long as all of them fit in a span of
- * PVM_SPAN_PAGES pages.  Its pages are pinned under one hold of the
+ * 64 pages, a bit each in a u64.  Its pages are pinned under one hold of the
  * target's mmap lock, one pin_user_pages_remote() call per run of adjacent
  * pages, and released in one call; the first element it does not hold
  * starts the next window.  Only the current element's pages are faulted
@@ -41,8 +41,8 @@
 
 #define PROCESS_VM_SUPPORTED_FLAGS	(PROCESS_VM_PIDFD | PROCESS_VM_NOWAIT)
 
-/* The widest window: 2 MiB, whatever the page size. */
-#define PVM_SPAN_PAGES		(SZ_2M >> PAGE_SHIFT)
+/* The widest window, in pages: its plan and its pinned set are a u64 each. */
+#define PVM_SPAN_PAGES		64
 /* Page pointers on the stack; larger windows allocate an array. */
 #define PVM_STACK_PAGES		16
 /* Later elements a call may look at to plan windows, per remote element. */
@@ -58,20 +58,12 @@
  * @write:	true for process_vm_writev()
  * @nowait:	PROCESS_VM_NOWAIT was given
  * @looks:	later elements the call may still look at
- * @pages:	the window: @pages[i] is page @first + i, if pinned
- * @nr_held:	when @sparse, the number of pinned pages listed, in the order
- *		they were pinned, at @pages + @max_pages: what pvm_release()
- *		unpins, with no search of @pinned
- * @max_pages:	capacity of @pages; as many entries follow it for that list
+ * @pages:	the window: @pages[i] is page @first + i, if bit i of @pinned
+ * @max_pages:	capacity of @pages
  * @first:	page number (address >> PAGE_SHIFT) of @pages[0]
  * @span:	number of entries of @pages in use
- * @sparse:	the window holds later elements, and @pinned says which
- *		entries are pinned; else all @span of them are
- * @pinned:	when @sparse, a bit for each pinned entry of @pages,
- *		zeroed by pvm_pin() over the window it plans
- * @want:	pvm_pin()'s plan of the pages to pin (here rather than on its
- *		stack, where an initialised stack would zero it every window)
- * @stack_pages: the on-stack array that @pages and its list start in
+ * @pinned:	a bit for each pinned entry of @pages
+ * @stack_pages: the on-stack array that @pages starts in
  */
 struct pvm_xfer {
 	struct mm_struct *mm;
@@ -81,15 +73,18 @@ struct pvm_xfer {
 	bool nowait;
 	unsigned long looks;
 	struct page **pages;
-	unsigned long nr_held;
 	unsigned long max_pages;
 	unsigned long first;
 	unsigned long span;
-	bool sparse;
-	DECLARE_BITMAP(pinned, PVM_SPAN_PAGES);
-	DECLARE_BITMAP(want, 2 * PVM_SPAN_PAGES);
-	struct page *stack_pages[2 * PVM_STACK_PAGES];
+	u64 pinned;
+	struct page *stack_pages[PVM_STACK_PAGES];
 };
+
+/* Bits @s to @e - 1 of a u64, for @s < @e <= 64 */
+static inline u64 pvm_bits(unsigned long s, unsigned long e)
+{
+	return (U64_MAX >> (64 - (e - s))) << s;
+}
 
 /**
  * pvm_release() - unpin every page of the window and empty it
@@ -100,13 +95,20 @@ struct pvm_xfer {
  */
 static inline void pvm_release(struct pvm_xfer *x)
 {
-	struct page **pages = x->pages + (x->sparse ? x->max_pages : 0);
-	unsigned long n = x->sparse ? x->nr_held : x->span;
+	u64 set = x->pinned;
+	unsigned long n;
 
+	if (set & (set + 1)) {
+		/* Not all at the front: move them there, in order */
+		for (n = 0; set; set &= set - 1)
+			x->pages[n++] = x->pages[__ffs64(set)];
+	} else {
+		n = fls64(set);
+	}
 	if (n)
-		unpin_user_pages_dirty_lock(pages, n, x->write);
+		unpin_user_pages_dirty_lock(x->pages, n, x->write);
 	x->span = 0;
-	x->nr_held = 0;
+	x->pinned = 0;
 }
 
 /**
@@ -117,24 +119,20 @@ static inline void pvm_release(struct pvm_xfer *x)
  * Failing to allocate is not an error: the caller then plans a smaller
  * window.  With PROCESS_VM_NOWAIT the allocation does not wait for reclaim.
  *
- * Return: true if @x->pages holds @want entries, and its list as many.
+ * Return: true if @x->pages holds @want entries.
  */
 static bool pvm_grow(struct pvm_xfer *x, unsigned long want)
 {
 	struct page **pages;
-	unsigned long n;
 
 	if (want <= x->max_pages)
 		return true;
-	n = min(roundup_pow_of_two(want), PVM_SPAN_PAGES);
-	pages = kmalloc_array(2 * n, sizeof(*pages),
+	pages = kmalloc_array(PVM_SPAN_PAGES, sizeof(*pages),
 			      (x->nowait ? GFP_NOWAIT : GFP_KERNEL) | __GFP_NOWARN);
 	if (!pages)
 		return false;
-	if (x->pages != x->stack_pages)
-		kfree(x->pages);
 	x->pages = pages;
-	x->max_pages = n;
+	x->max_pages = PVM_SPAN_PAGES;
 	return true;
 }
 
@@ -152,26 +150,6 @@ static int pvm_lock(struct pvm_xfer *x)
 	return mmap_read_lock_killable(x->mm) ? -EINTR : 0;
 }
 
-/*
- * The window's bitmaps are private to the call and need no atomicity: plain
- * word operations test and set them, where x86's test_bit() and __set_bit()
- * on a variable bit are bt and bts on memory, with a clobber of all memory.
- */
-static inline bool pvm_test_bit(const unsigned long *map, unsigned long i)
-{
-	return map[BIT_WORD(i)] & BIT_MASK(i);
-}
-
-/* bitmap_set(), without its call for the one page of a small element */
-static inline void pvm_set_bits(unsigned long *map, unsigned long i,
-				unsigned long n)
-{
-	if (n == 1)
-		map[BIT_WORD(i)] |= BIT_MASK(i);
-	else
-		bitmap_set(map, i, n);
-}
-
 /**
  * pvm_pin_run() - pin a run of the window's pages
  * @x: the transfer, with the target's mmap lock held
@@ -179,10 +157,6 @@ static inline void pvm_set_bits(unsigned long *map, unsigned long i,
  * @nr: number of pages in the run, none of them pinned yet
  * @flags: FOLL_ flags beyond @x->gup_flags
  * @locked: set to 0 if the lock was dropped; NULL if it must not be
- *
- * In a sparse window, the pages pinned are marked in @x->pinned and listed
- * after the window's @x->max_pages entries; since no page is pinned twice,
- * the list never holds more than the window's span.
  *
  * Return: the number of pages pinned from @i on, or a negative errno:
  * -ENOMEM or -EINTR where that is what happened, else -EFAULT (a bad
@@ -193,18 +167,12 @@ static inline long pvm_pin_run(struct pvm_xfer *x, unsigned long i,
 			       unsigned long nr, unsigned int flags,
 			       int *locked)
 {
-	struct page **held = x->pages + x->max_pages;
-	long n, got = pin_user_pages_remote(x->mm, (x->first + i) << PAGE_SHIFT,
-					    nr, x->gup_flags | flags,
-					    x->pages + i, locked);
+	long got = pin_user_pages_remote(x->mm, (x->first + i) << PAGE_SHIFT,
+					 nr, x->gup_flags | flags,
+					 x->pages + i, locked);
 
 	if (got > 0) {
-		if (x->sparse) {
-			VM_WARN_ON_ONCE(x->nr_held + got > x->max_pages);
-			pvm_set_bits(x->pinned, i, got);
-			for (n = 0; n < got; n++)
-				held[x->nr_held++] = x->pages[i + n];
-		}
+		x->pinned |= pvm_bits(i, i + got);
 		return got;
 	}
 	return got == -ENOMEM || got == -EINTR ? got : -EFAULT;
@@ -224,23 +192,19 @@ static inline long pvm_pin_run(struct pvm_xfer *x, unsigned long i,
 static int pvm_pin(struct pvm_xfer *x, const struct iovec *iov,
 		   const struct iovec *end, unsigned long addr, size_t len)
 {
-	unsigned long *want = x->want;
-	unsigned long cur = addr >> PAGE_SHIFT, base = cur - PVM_SPAN_PAGES;
-	unsigned long lo = cur, hi, own, a, b, s, e;
+	unsigned long cur = addr >> PAGE_SHIFT, lo = cur, hi, own, a, b, s, e;
 	size_t left = iov_iter_count(x->iter) - len, n;
-	bool more = false;
 	int locked = 1;
+	u64 want = 0;
 	long got;
 
 	own = addr + len - 1 < addr ? PVM_SPAN_PAGES :
 	      min(((addr + len - 1) >> PAGE_SHIFT) - cur + 1, PVM_SPAN_PAGES);
 	hi = cur + own;
 	/*
-	 * The later elements whose pages fit in one span with @own's.  The
-	 * span holds @cur, so every page of it is within PVM_SPAN_PAGES of
-	 * @cur and has bit (page - @base) in @want: unsigned arithmetic, so
-	 * right even where @base wraps below zero.  Only bits from lo - @base
-	 * to hi - @base are ever set.
+	 * The later elements whose pages fit in one span with @own's.  Bit k
+	 * of @want plans page @lo + k, so the plan moves up as @lo moves
+	 * down; the span keeps every bit index and shift below 64.
 	 */
 	for (iov++; iov < end && left && x->looks; iov++, x->looks--) {
 		n = min(iov->iov_len, left);
@@ -253,26 +217,22 @@ static int pvm_pin(struct pvm_xfer *x, const struct iovec *iov,
 		a >>= PAGE_SHIFT;
 		if (max(hi, b) - min(lo, a) > PVM_SPAN_PAGES)
 			break;
-		if (!more)
-			bitmap_zero(want, 2 * PVM_SPAN_PAGES);
-		more = true;
-		lo = min(lo, a);
+		if (a < lo) {
+			want <<= lo - a;
+			lo = a;
+		}
 		hi = max(hi, b);
-		pvm_set_bits(want, a - base, b - a);
+		want |= pvm_bits(a - lo, b - lo);
 		left -= n;
 	}
 	if (!pvm_grow(x, hi - lo)) {
 		lo = cur;
 		hi = cur + min(own, x->max_pages);
-		more = false;
+		want = 0;
 	}
 	own = min(own, hi - cur);
-	if (more) {
-		bitmap_clear(want, cur - base, own);
-		bitmap_zero(x->pinned, hi - lo);
-	}
+	want &= ~pvm_bits(cur - lo, cur - lo + own);
 	x->first = lo;
-	x->sparse = more;
 
 	got = pvm_lock(x);
 	if (got)
@@ -284,22 +244,18 @@ static int pvm_pin(struct pvm_xfer *x, const struct iovec *iov,
 	 * page left out is faulted in when the copy reaches it (pvm_fill());
 	 * a run may be pinned in part.
 	 */
-	if (got == own && locked && more) {
-		s = find_next_bit(want, hi - base, lo - base);
-		while (s < hi - base) {
-			e = s + 1;
-			while (e < hi - base && pvm_test_bit(want, e))
-				e++;
-			pvm_pin_run(x, base + s - lo, e - s, FOLL_NOFAULT, NULL);
-			s = find_next_bit(want, hi - base, e);
-		}
+	while (got == own && locked && want) {
+		s = __ffs64(want);
+		e = ~(want >> s) ? s + __ffs64(~(want >> s)) : 64;
+		pvm_pin_run(x, s, e - s, FOLL_NOFAULT, NULL);
+		want &= e < 64 ? U64_MAX << e : 0;
 	}
 	if (locked)
 		mmap_read_unlock(x->mm);
 	if (got < 0)
 		return got;
-	/* A window of one element holds just the pages pinned */
-	x->span = more ? hi - lo : got;
+	/* A page of the span not pinned here is pinned when it is reached */
+	x->span = hi - lo;
 	return 0;
 }
 
@@ -317,13 +273,13 @@ static int pvm_pin(struct pvm_xfer *x, const struct iovec *iov,
  */
 static int pvm_fill(struct pvm_xfer *x, unsigned long i, unsigned long need)
 {
-	unsigned long nr = 1;
+	u64 above = x->pinned >> i;
+	unsigned long nr = min(need, x->span - i);
 	int locked = 1, err;
 	long got;
 
-	while (nr < need && i + nr < x->span &&
-	       !pvm_test_bit(x->pinned, i + nr))
-		nr++;
+	if (above)
+		nr = min_t(unsigned long, nr, __ffs64(above));
 	err = pvm_lock(x);
 	if (err)
 		return err;
@@ -391,7 +347,7 @@ static ssize_t pvm_transfer(struct pvm_xfer *x, const struct iovec *riov,
 				pvm_release(x);
 				err = pvm_pin(x, iov, end, addr, len);
 				i = (addr >> PAGE_SHIFT) - x->first;
-			} else if (x->sparse && !pvm_test_bit(x->pinned, i)) {
+			} else if (!(x->pinned & BIT_ULL(i))) {
 				err = pvm_fill(x, i, DIV_ROUND_UP(offset_in_page(addr) +
 								  len, PAGE_SIZE));
 			}
@@ -539,8 +495,7 @@ static ssize_t process_vm_rw(pid_t pid, const struct iovec __user *lvec,
 	x.max_pages = PVM_STACK_PAGES;
 	x.first = 0;
 	x.span = 0;
-	x.nr_held = 0;
-	x.sparse = false;
+	x.pinned = 0;
 
 	ret = pvm_transfer(&x, riov, riovcnt);
 

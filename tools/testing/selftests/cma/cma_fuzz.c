@@ -59,30 +59,30 @@
  * boundary and about a third of its 2 MiB blocks start as THP blocks.
  *
  * --shapes aims at the kernel's choice of remote pages to pin per lock hold
- * (a window of later elements' pages, up to 2 MiB behind or ahead of the
+ * (a window of later elements' pages, up to 64 pages behind or ahead of the
  * current page; its limits are listed above fz_windows(), which counts the
  * cases that reach each).  Three cases in four then get a structured remote
- * vector of up to IOV_MAX elements of 1 byte to a few pages (or of 2 MiB),
+ * vector of up to IOV_MAX elements of 1 byte to a few pages (or of 64 pages),
  * the rest are drawn as above:
  *   stride, reverse: a constant stride (sub-page, 1 or 2 pages, a page or two
  *     and a little, many pages, just under a page multiple), up or down;
  *   jitter: a stride with random jitter;
  *   sparse: every k-th page (k 1-4) of a range of up to 700 pages, each
  *     visited in turn in a shuffled order (a gather when the range is small);
- *   alternate: between two areas 2 to 2000 pages apart (15-17 and 511-513
+ *   alternate: between two areas 2 to 2000 pages apart (15-17 and 63-65
  *     among them), ahead or behind, standing or walking;
  *   mix: a walk of near steps and random far jumps;
  *   run: small elements back to back (or with small gaps) over 256 to 1024
- *     pages, 511-513 among them: windows up to and past 512 pages;
+ *     pages, 63-65 among them: windows up to and past 64 pages;
  *   excursion: a near run with blocks of 31-34 (or 1-64) elements far ahead,
  *     inside the map or behind it;
  *   behind: blocks of elements going down, or up with each block starting 1
  *     to 200 pages behind where the last one ended (look-behind);
  *   edge: runs of elements 1-4 pages apart, dense enough for one window, to
- *     2 MiB less a page behind or ahead of the first, then one 0-2 pages
- *     past that (the largest window, the farthest look-behind, one page
- *     too many); or elements of 2 MiB, less or plus a page or a byte;
- *   scatter: 7-9 or 15-17 elements each 2 MiB from the last (windows of
+ *     63 pages behind or ahead of the first, then one 0-2 pages past that
+ *     (the largest window, the farthest look-behind, one page too many);
+ *     or elements of 64 pages, less or plus a page or a byte;
+ *   scatter: 7-9 or 15-17 elements each 64 pages from the last (windows of
  *     one element each), then a group of near ones (one window for them).
  * Shapes are placed at random in the arena (now and then just over one of its
  * ends, into the guard pages), wrapped around it when larger; one case in
@@ -219,8 +219,8 @@ enum fz_shape {
 	FZ_SH_RUN,		/* small elements back to back over up to 1024 pages */
 	FZ_SH_EXCURSION,	/* a run with blocks of far elements in it */
 	FZ_SH_BEHIND,		/* blocks, each starting behind where the last one was */
-	FZ_SH_EDGE,		/* pairs at the window's limits: 2 MiB apart, +-1 page */
-	FZ_SH_SCATTER,		/* 2 MiB apart in turn, then a dense group */
+	FZ_SH_EDGE,		/* pairs at the window's limits: 64 pages apart, +-1 page */
+	FZ_SH_SCATTER,		/* 64 pages apart in turn, then a dense group */
 	FZ_SH_NR
 };
 
@@ -1416,11 +1416,11 @@ static int fz_reset_dirty(struct fz_arena *a)
 
 /*
  * The limits of our kernel's windows (mm/process_vm_access.c), as there:
- *   a window spans at most 2 MiB (PVM_SPAN_PAGES, in bytes on every page
- *   size): it reaches up to 2 MiB less a page behind the page the copy
- *   resumes at (look-behind), or ahead of it (look-ahead), and takes the
- *   later elements in order while their pages fit that span with the pages
- *   taken so far; an element of 2 MiB or more gets windows of its own;
+ *   a window spans at most 64 pages (PVM_SPAN_PAGES): it reaches up to 63
+ *   pages behind the page the copy resumes at (look-behind), or ahead of
+ *   it (look-ahead), and takes the later elements in order while their
+ *   pages fit that span with the pages taken so far; an element of 64
+ *   pages or more gets windows of its own;
  *   past 16 pages (PVM_STACK_PAGES) a window's page array is allocated;
  *   a call looks at no more than 4 elements per remote element
  *   (PVM_LOOKS_PER_SEG).
@@ -1433,26 +1433,26 @@ static int fz_reset_dirty(struct fz_arena *a)
  * a window early in the kernel, not here, so the counts are a measure of
  * reach, no part of the model.
  */
-#define FZ_WIN_BYTES		(2UL << 20)
+#define FZ_WIN_PAGES		64
 #define FZ_WIN_STACK_PAGES	16
 #define FZ_WIN_LOOKS		4
 
 enum fz_wev {
 	FZ_W_AHEAD,		/* a window held a later element's pages */
 	FZ_W_BEHIND,		/* ... pages below the current one */
-	FZ_W_BEHIND_MAX,	/* ... 2 MiB less a page below it */
-	FZ_W_LARGEST,		/* a window spanned 2 MiB */
-	FZ_W_SPAN_AHEAD,	/* look-ahead stopped: 2 MiB span, element above */
-	FZ_W_SPAN_BEHIND,	/* look-ahead stopped: 2 MiB span, element below */
-	FZ_W_OWN_LARGE,		/* an element of 2 MiB or more, in windows of its own */
+	FZ_W_BEHIND_MAX,	/* ... 63 pages below it */
+	FZ_W_LARGEST,		/* a window spanned 64 pages */
+	FZ_W_SPAN_AHEAD,	/* look-ahead stopped: 64-page span, element above */
+	FZ_W_SPAN_BEHIND,	/* look-ahead stopped: 64-page span, element below */
+	FZ_W_OWN_LARGE,		/* an element of 64 pages or more, in windows of its own */
 	FZ_W_STACK,		/* a window past the on-stack array (16 pages) */
 	FZ_W_LOOKS,		/* the call's looks ran out */
 	FZ_W_NR
 };
 
 static const char * const fz_wev_name[] = {
-	"look-ahead", "look-behind", "look-behind to 2 MiB - 1 page", "window of 2 MiB",
-	"stop at 2 MiB ahead", "stop at 2 MiB behind", "element >= 2 MiB",
+	"look-ahead", "look-behind", "look-behind to 63 pages", "window of 64 pages",
+	"stop at 64 pages ahead", "stop at 64 pages behind", "element >= 64 pages",
 	"window > 16 pages", "looks ran out",
 };
 
@@ -1528,7 +1528,7 @@ static void fz_windows(const struct fz_case *c, const struct fz_expect *e, size_
 
 	if (!got || c->rn > FZ_IOV_MAX)
 		return;
-	w.maxp = FZ_WIN_BYTES / pg;
+	w.maxp = FZ_WIN_PAGES;
 	w.looks = c->rn * FZ_WIN_LOOKS;
 	for (seg = 0; seg < c->rn && got; seg++) {
 		addr = (uintptr_t)c->rv[seg].iov_base;
@@ -2053,7 +2053,7 @@ static long long fz_near_stride(void)
 /* A distance in pages around the limits of the window: its stack array, its span. */
 static long long fz_far_pages(void)
 {
-	static const unsigned short edge[] = { 15, 16, 17, 511, 512, 513 };
+	static const unsigned short edge[] = { 15, 16, 17, 63, 64, 65 };
 
 	switch (fz_below(5)) {
 	case 0:
@@ -2128,7 +2128,7 @@ static unsigned long fz_shape1(struct iovec *v, long long *off, unsigned long ma
 	long long span = (long long)fz_pages * pg, d, j, far, cur, blk, len;
 	unsigned long n = fz_shape_count(max), i, k, m;
 	unsigned int sh = fz_pct(30) ? FZ_SH_EDGE + fz_below(2) : fz_below(FZ_SH_NR), p;
-	long long maxp = FZ_WIN_BYTES / pg;
+	long long maxp = FZ_WIN_PAGES;
 	bool absolute = false;
 	struct fz_lens l;
 	int w = 0;
@@ -2204,10 +2204,10 @@ static unsigned long fz_shape1(struct iovec *v, long long *off, unsigned long ma
 		w = snprintf(desc, dn, "mix, %u%% far, near within %lld B", p, d);
 		break;
 	case FZ_SH_RUN:
-		/* To and past the largest window: 512 pages. */
+		/* To and past the largest window: 64 pages. */
 		switch (fz_below(4)) {
 		case 0:
-			far = 511 + fz_below(3);
+			far = 63 + fz_below(3);
 			break;
 		case 1:
 			far = 1024;
@@ -2264,13 +2264,13 @@ static unsigned long fz_shape1(struct iovec *v, long long *off, unsigned long ma
 		 * Windows at their limits: an element, then a run of elements
 		 * one to four pages apart (dense enough for a window to take
 		 * them all) going down (look-behind) or up (look-ahead) to the
-		 * page 2 MiB less one page away, then one element 0-2 pages
-		 * past that: windows of exactly 2 MiB, the farthest
-		 * look-behind, and a span of 2 MiB and one or two pages that
-		 * must not be taken.  Again from a new start, as often as the
-		 * elements allow.  Elements of 1-64 bytes, in one page or
-		 * across the end of one.  Or, one time in four, elements of
-		 * 2 MiB (less or plus a page or a byte) back to back or apart:
+		 * page 63 pages away, then one element 0-2 pages past that:
+		 * windows of exactly 64 pages, the farthest look-behind, and
+		 * a span of 65 or 66 pages that must not be taken.  Again
+		 * from a new start, as often as the elements allow.  Elements
+		 * of 1-64 bytes, in one page or across the end of one.  Or,
+		 * one time in four, elements of 64 pages (less or plus a
+		 * page or a byte) back to back or apart:
 		 * each the largest window by itself.
 		 */
 		if (fz_pct(25)) {
@@ -2280,12 +2280,12 @@ static unsigned long fz_shape1(struct iovec *v, long long *off, unsigned long ma
 			for (i = 0; i < n; i++) {
 				static const int dl[] = { -4096, -1, 0, 0, 1, 4096 };
 
-				v[i].iov_len = FZ_WIN_BYTES +
+				v[i].iov_len = FZ_WIN_PAGES * pg +
 					       (dl[fz_below(6)] * (long long)pg) / 4096;
 				off[i] = cur;
 				cur += v[i].iov_len + d;
 			}
-			w = snprintf(desc, dn, "edge, elements of 2 MiB, gap %lld B", d);
+			w = snprintf(desc, dn, "edge, elements of 64 pages, gap %lld B", d);
 			break;
 		}
 		k = fz_pct(20) ? 1 : 2 + fz_below(3);
@@ -2311,12 +2311,12 @@ static unsigned long fz_shape1(struct iovec *v, long long *off, unsigned long ma
 			}
 			m++;
 		}
-		w = snprintf(desc, dn, "edge, %s %lld B apart to 2 MiB %s%lld pages",
+		w = snprintf(desc, dn, "edge, %s %lld B apart to 64 pages %s%lld",
 			     p ? "down" : "up", k * (long long)pg, far ? "+ " : "", far);
 		break;
 	case FZ_SH_SCATTER:
 		/*
-		 * Runs of 7-9 or 15-17 elements, each over 2 MiB from the one
+		 * Runs of 7-9 or 15-17 elements, each over 64 pages from the one
 		 * before (no window joins them: a window per element), then a
 		 * group of near elements that windows share again.
 		 */
@@ -2340,7 +2340,7 @@ static unsigned long fz_shape1(struct iovec *v, long long *off, unsigned long ma
 			off[i] = blk + cur;
 			cur += d;
 		}
-		w = snprintf(desc, dn, "scatter, %lu 2 MiB apart then %lu near", k, m);
+		w = snprintf(desc, dn, "scatter, %lu 64 pages apart then %lu near", k, m);
 		break;
 	default:
 		/* Blocks going down, or up but each starting behind the last one's end. */
