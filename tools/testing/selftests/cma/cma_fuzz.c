@@ -2009,7 +2009,7 @@ static size_t fz_lens_next(const struct fz_lens *l)
 
 /*
  * A stride: sub-page, one or two pages, a page or two and a little, many
- * pages, more than the look-ahead map (each element outside the last one's).
+ * pages, more than a window spans (each element outside the last one's).
  */
 static long long fz_stride(void)
 {
