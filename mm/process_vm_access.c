@@ -61,7 +61,7 @@
  * @pages:	the window: @pages[i] is page @first + i, if bit i of @pinned
  * @max_pages:	capacity of @pages
  * @first:	page number (address >> PAGE_SHIFT) of @pages[0]
- * @span:	number of entries of @pages in use
+ * @span:	pages the window covers, from @first on
  * @pinned:	a bit for each pinned entry of @pages
  * @stack_pages: the on-stack array that @pages starts in
  */
@@ -265,9 +265,10 @@ static int pvm_pin(struct pvm_xfer *x, const struct iovec *iov,
  * @i: index in the window of the page to copy next, not pinned
  * @need: pages the element still needs from @i on
  *
- * A later element's page that was not present when the window was pinned
- * is faulted in when the copy reaches it, with the run of missing pages
- * that follows it in the element, and the window is kept.
+ * A page of the window's span that it did not pin (a later element's page
+ * that was not present, or any page after the lock was dropped) is faulted
+ * in when the copy reaches it, with the run of missing pages that follows
+ * it in the element, and the window is kept.
  *
  * Return: 0 with page @i pinned, or a negative errno.
  */
