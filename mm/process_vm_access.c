@@ -80,12 +80,6 @@ struct pvm_xfer {
 	struct page *stack_pages[PVM_STACK_PAGES];
 };
 
-/* Bits @s to @e - 1 of a u64, for @s < @e <= 64 */
-static inline u64 pvm_bits(unsigned long s, unsigned long e)
-{
-	return (U64_MAX >> (64 - (e - s))) << s;
-}
-
 /**
  * pvm_release() - unpin every page of the window and empty it
  * @x: the transfer
@@ -172,7 +166,7 @@ static inline long pvm_pin_run(struct pvm_xfer *x, unsigned long i,
 					 x->pages + i, locked);
 
 	if (got > 0) {
-		x->pinned |= pvm_bits(i, i + got);
+		x->pinned |= GENMASK_ULL(i + got - 1, i);
 		return got;
 	}
 	return got == -ENOMEM || got == -EINTR ? got : -EFAULT;
@@ -222,16 +216,16 @@ static int pvm_pin(struct pvm_xfer *x, const struct iovec *iov,
 			lo = a;
 		}
 		hi = max(hi, b);
-		want |= pvm_bits(a - lo, b - lo);
+		want |= GENMASK_ULL(b - lo - 1, a - lo);
 		left -= n;
 	}
 	if (!pvm_grow(x, hi - lo)) {
+		own = min(own, x->max_pages);
 		lo = cur;
-		hi = cur + min(own, x->max_pages);
+		hi = cur + own;
 		want = 0;
 	}
-	own = min(own, hi - cur);
-	want &= ~pvm_bits(cur - lo, cur - lo + own);
+	want &= ~GENMASK_ULL(cur - lo + own - 1, cur - lo);
 	x->first = lo;
 
 	got = pvm_lock(x);
@@ -248,7 +242,7 @@ static int pvm_pin(struct pvm_xfer *x, const struct iovec *iov,
 		s = __ffs64(want);
 		e = ~(want >> s) ? s + __ffs64(~(want >> s)) : 64;
 		pvm_pin_run(x, s, e - s, FOLL_NOFAULT, NULL);
-		want &= e < 64 ? U64_MAX << e : 0;
+		want &= ~GENMASK_ULL(e - 1, s);
 	}
 	if (locked)
 		mmap_read_unlock(x->mm);

@@ -240,7 +240,7 @@ head=$(git -C "$root/root/project" log -1 --format='%h %s')
 [ -z "$(git -C "$ROOT" status --porcelain --untracked-files=no)" ] ||
 	stage "check-fresh: the work tree has uncommitted changes; testing the committed HEAD only"
 stage "check-fresh: $head, in a fresh $SUITE minbase root ($(echo "$sources" | awk '{ print $2 }' | paste -sd' '))"
-echo "check-fresh: $(($(disk_free_mib "$F") / 1024)) GiB free in $F; the root takes about 14 GiB"
+echo "check-fresh: $(($(disk_free_mib "$F") / 1024)) GiB free in $F; the root takes about 13 GiB"
 
 rc=0
 unshare --mount --propagation private "$0" --inside &

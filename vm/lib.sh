@@ -131,5 +131,5 @@ disk_full_note() {
 	local m
 	m=$(disk_free_mib "$1")
 	[ -n "$m" ] && [ "$m" -lt 1024 ] || return 0
-	echo "the disk that holds $1 has $m MiB free: it filled up (make check needs about 14 GiB, check-fresh 16 GiB more)"
+	echo "the disk that holds $1 has $m MiB free: it filled up (make check needs about 12 GiB, check-fresh about 13 GiB more)"
 }

@@ -126,13 +126,15 @@ read -r lo hi _ < <(grep " $o\$" "$ranges")
 awk -v lo="$lo" -v hi="$hi" '$1 >= lo && $1 < hi' "$out/samples.txt" | sort | uniq -c |
 	while read -r n a; do printf '%d 0x%x\n' "$n" $((16#$a - 16#$lo)); done >"$out/ours-offsets.txt"
 cut -d' ' -f2 "$out/ours-offsets.txt" | addr2line -a -i -e "$out/ours-g.o" >"$out/ours-a2l.txt"
+# addr2line -a answers in the order asked: the Nth address line is the
+# Nth offset's.
 awk -v src=process_vm_ours.c '
-	FNR == NR { n[$2] = $1; next }
+	FNR == NR { n[FNR] = $1; next }
 	function flush() {
-		if (at == "" || own == "") return
-		by[own (up != "" ? " in " up : "")] += n[at]
+		if (k && own != "")
+			by[own (up != "" ? " in " up : "")] += n[k]
 	}
-	/^0x/ { flush(); at = sprintf("0x%x", strtonum_hex($1)); own = up = ""; next }
+	/^0x/ { flush(); k++; own = up = ""; next }
 	{
 		split($1, f, ":")
 		file = f[1]
@@ -140,16 +142,7 @@ awk -v src=process_vm_ours.c '
 		if (file != src) next
 		if (own == "") { own = f[2]; path = f[1] } else if (up == "") up = f[2]
 	}
-	function strtonum_hex(h,   i, v, c) {
-		v = 0
-		h = tolower(substr(h, 3))
-		for (i = 1; i <= length(h); i++) {
-			c = index("0123456789abcdef", substr(h, i, 1)) - 1
-			v = v * 16 + c
-		}
-		return v
-	}
-	END { flush(); print "@", path; for (k in by) print by[k], k }' \
+	END { flush(); print "@", path; for (l in by) print by[l], l }' \
 	"$out/ours-offsets.txt" "$out/ours-a2l.txt" >"$out/ours-lines.raw"
 path=$(awk '$1 == "@" { print $2 }' "$out/ours-lines.raw")
 grep -v '^@' "$out/ours-lines.raw" | sort -rn >"$out/ours-lines.txt"
