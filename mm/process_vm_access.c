@@ -173,62 +173,6 @@ static inline long pvm_pin_run(struct pvm_xfer *x, unsigned long i,
 }
 
 /**
- * pvm_plan() - plan the later elements that fit in a window
- * @x: the transfer
- * @iov: the element after the current one
- * @end: the end of the remote iovecs
- * @left: bytes of the caller's buffers left after the current element
- * @lo: the window's first page, moved down as elements are added
- * @hi: the page after its last, moved up likewise
- *
- * Adds the elements from @iov on, in order, while they and the pages from
- * *@lo to *@hi fit in a span of PVM_SPAN_PAGES.  Bit k of the plan is page
- * *@lo + k, so the plan moves up as *@lo moves down; the span keeps every
- * bit index and shift below 64.
- *
- * Return: the plan, a bit for each page of the elements added.
- */
-static inline u64 pvm_plan(struct pvm_xfer *x, const struct iovec *iov,
-			   const struct iovec *end, size_t left,
-			   unsigned long *lo, unsigned long *hi)
-{
-	const struct iovec *start = iov;
-	unsigned long a, b, m;
-	u64 want = 0;
-	size_t n;
-
-	/* Most often, in a scattered vector, the next element is too far */
-	if (iov < end && iov->iov_len &&
-	    ((unsigned long)iov->iov_base >> PAGE_SHIFT) + PVM_SPAN_PAGES - *hi >=
-	    2 * PVM_SPAN_PAGES - (*hi - *lo))
-		return 0;
-	end = iov + min_t(unsigned long, end - iov, x->looks);
-	for (; iov < end; iov++) {
-		n = min(iov->iov_len, left);
-		if (!n) {
-			if (!left)
-				break;
-			continue;
-		}
-		a = (unsigned long)iov->iov_base;
-		b = a + n - 1;
-		if (b < a)
-			break;
-		b = (b >> PAGE_SHIFT) + 1;
-		a >>= PAGE_SHIFT;
-		m = min(*lo, a);
-		if (max(*hi, b) - m > PVM_SPAN_PAGES)
-			break;
-		want = want << (*lo - m) | GENMASK_ULL(b - m - 1, a - m);
-		*lo = m;
-		*hi = max(*hi, b);
-		left -= n;
-	}
-	x->looks -= iov - start;
-	return want;
-}
-
-/**
  * pvm_pin() - plan and pin the window that starts at the current element
  * @x: the transfer, with an empty window
  * @iov: the current remote element
@@ -242,24 +186,53 @@ static inline u64 pvm_plan(struct pvm_xfer *x, const struct iovec *iov,
 static int pvm_pin(struct pvm_xfer *x, const struct iovec *iov,
 		   const struct iovec *end, unsigned long addr, size_t len)
 {
-	unsigned long cur = addr >> PAGE_SHIFT, lo = cur, hi, own, s, e;
+	unsigned long cur = addr >> PAGE_SHIFT, lo = cur, hi, own, a, b, s, e;
+	size_t left = iov_iter_count(x->iter) - len, n;
 	int locked = 1;
-	u64 want;
+	u64 want = 0;
 	long got;
 
 	own = addr + len - 1 < addr ? PVM_SPAN_PAGES :
 	      min(((addr + len - 1) >> PAGE_SHIFT) - cur + 1, PVM_SPAN_PAGES);
 	hi = cur + own;
-	want = pvm_plan(x, iov + 1, end, iov_iter_count(x->iter) - len,
-			&lo, &hi);
-	/* Later elements may share this one's pages */
-	want &= ~GENMASK_ULL(cur - lo + own - 1, cur - lo);
+	/*
+	 * The later elements whose pages fit in one span with @own's.  Bit k
+	 * of @want plans page @lo + k, so the plan moves up as @lo moves
+	 * down; the span keeps every bit index and shift below 64.  Most
+	 * often, in a scattered vector, the next element starts too far away
+	 * to fit: one test then says there is no plan.
+	 */
+	if (++iov < end) {
+		a = ((unsigned long)iov->iov_base >> PAGE_SHIFT) - cur;
+		if (iov->iov_len && a + PVM_SPAN_PAGES - 1 >= 2 * PVM_SPAN_PAGES - 1)
+			iov = end;
+	}
+	for (; iov < end && left && x->looks; iov++, x->looks--) {
+		n = min(iov->iov_len, left);
+		if (!n)
+			continue;
+		a = (unsigned long)iov->iov_base;
+		if (a + n - 1 < a)
+			break;
+		b = ((a + n - 1) >> PAGE_SHIFT) + 1;
+		a >>= PAGE_SHIFT;
+		if (max(hi, b) - min(lo, a) > PVM_SPAN_PAGES)
+			break;
+		if (a < lo) {
+			want <<= lo - a;
+			lo = a;
+		}
+		hi = max(hi, b);
+		want |= GENMASK_ULL(b - lo - 1, a - lo);
+		left -= n;
+	}
 	if (!pvm_grow(x, hi - lo)) {
 		own = min(own, x->max_pages);
 		lo = cur;
 		hi = cur + own;
 		want = 0;
 	}
+	want &= ~GENMASK_ULL(cur - lo + own - 1, cur - lo);
 	x->first = lo;
 
 	got = pvm_lock(x);
