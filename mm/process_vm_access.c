@@ -202,11 +202,10 @@ static int pvm_pin(struct pvm_xfer *x, const struct iovec *iov,
 	 * often, in a scattered vector, the next element starts too far away
 	 * to fit: one test then says there is no plan.
 	 */
-	if (++iov < end) {
-		a = ((unsigned long)iov->iov_base >> PAGE_SHIFT) - cur;
-		if (iov->iov_len && a + PVM_SPAN_PAGES - 1 >= 2 * PVM_SPAN_PAGES - 1)
-			iov = end;
-	}
+	if (++iov < end && iov->iov_len &&
+	    abs_diff((unsigned long)iov->iov_base >> PAGE_SHIFT, cur) >=
+	    PVM_SPAN_PAGES)
+		iov = end;
 	for (; iov < end && left && x->looks; iov++, x->looks--) {
 		n = min(iov->iov_len, left);
 		if (!n)
